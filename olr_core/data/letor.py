@@ -1,0 +1,200 @@
+"""Reader for LETOR / SVMlight ranking files, with a parse cache keyed by content.
+
+Format: ``<rel> qid:<q> <fid>:<val> ... # comment`` with sparse 1-based feature ids;
+absent features are 0 and a query's lines need not be contiguous. The variant without
+``qid:`` takes a side file ``<file>.query`` of consecutive group sizes (LightGBM style).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .ranking_data import RankingData
+
+PARSER_VERSION = 1
+
+
+class DataFormatError(ValueError):
+    """A ranking file that cannot be parsed; the message names file, line and fix."""
+
+
+def _open_text(path: Path):
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8", errors="strict")
+    return open(path, encoding="utf-8", errors="strict")
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes as stored (compressed files are hashed compressed)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cache_dir() -> Path:
+    """Where parsed arrays are kept: ``$OLR_CACHE_DIR`` or ``~/.cache/olr_core``."""
+    root = os.environ.get("OLR_CACHE_DIR") or Path.home() / ".cache" / "olr_core"
+    return Path(root) / "parsed"
+
+
+def _fail(path, lineno, what, fix):
+    raise DataFormatError(f"{path}, line {lineno}: {what}. {fix}")
+
+
+def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
+    labels, qids, rows, cols, vals = [], [], [], [], []
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        tokens = line.split()
+        try:
+            label = float(tokens[0])
+        except ValueError:
+            _fail(path, lineno, f"relevance label {tokens[0]!r} is not a number",
+                  "Each line must start with an integer relevance grade such as 0, 1 or 2")
+        if label != int(label) or label < 0:
+            _fail(path, lineno, f"relevance label {tokens[0]!r} is not a non-negative integer",
+                  "Use integer grades 0, 1, 2, ...")
+        rest = tokens[1:]
+        if has_qid:
+            if not rest or not rest[0].startswith("qid:"):
+                _fail(path, lineno, "missing 'qid:<id>' after the label",
+                      "Add the query id, or give a '.query' group file for files without qids")
+            qids.append(rest[0][4:])
+            rest = rest[1:]
+        elif rest and rest[0].startswith("qid:"):
+            _fail(path, lineno, "unexpected 'qid:' in a file read with a '.query' group file",
+                  "Remove the '.query' file or the qid tokens")
+        row = len(labels)
+        labels.append(int(label))
+        for tok in rest:
+            fid, sep, val = tok.partition(":")
+            if not sep:
+                _fail(path, lineno, f"token {tok!r} is not '<feature id>:<value>'",
+                      "Write features as id:value pairs separated by spaces")
+            try:
+                fid_i = int(fid)
+                val_f = float(val)
+            except ValueError:
+                _fail(path, lineno, f"feature {tok!r} has a non-numeric id or value",
+                      "Replace NULL or text values by numbers (absent features may be omitted)")
+            if fid_i < 1:
+                _fail(path, lineno, f"feature id {fid_i} is below 1", "Feature ids are 1-based")
+            if n_features is not None and fid_i > n_features:
+                _fail(path, lineno, f"feature id {fid_i} exceeds the declared {n_features} features",
+                      "Check that the file belongs to this data set, or raise n_features")
+            if not np.isfinite(val_f):
+                _fail(path, lineno, f"feature {tok!r} is not finite", "Replace inf/nan by a number")
+            rows.append(row)
+            cols.append(fid_i - 1)
+            vals.append(val_f)
+    return labels, qids, rows, cols, vals
+
+
+def _group_by_query(path, labels, qids, rows, cols, vals, n_features):
+    n = len(labels)
+    if n == 0:
+        raise DataFormatError(f"{path}: no ranking lines found. Is this a LETOR/SVMlight file?")
+    width = n_features or (max(cols) + 1 if cols else 1)
+    dense = np.zeros((n, width))
+    dense[np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)] = vals
+    qid_arr = np.asarray(qids)
+    uniq, first, inverse = np.unique(qid_arr, return_index=True, return_inverse=True)
+    order_of_queries = np.argsort(first)            # keep queries in order of first appearance
+    rank = np.empty_like(order_of_queries)
+    rank[order_of_queries] = np.arange(len(uniq))
+    doc_order = np.argsort(rank[inverse], kind="stable")
+    sizes = np.bincount(rank[inverse], minlength=len(uniq))
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return dense[doc_order], np.asarray(labels, dtype=np.int64)[doc_order], offsets, uniq[order_of_queries]
+
+
+def _read_groups(path: Path, group_file: Path, n_lines: int) -> list[str]:
+    sizes = []
+    for lineno, line in enumerate(group_file.read_text().split(), start=1):
+        if not line.isdigit() or int(line) == 0:
+            _fail(group_file, lineno, f"group size {line!r} is not a positive integer", "One size per line")
+        sizes.append(int(line))
+    if sum(sizes) != n_lines:
+        raise DataFormatError(f"{group_file}: group sizes add up to {sum(sizes)} but {path} has {n_lines} "
+                              "lines. The .query file must list consecutive group sizes of that file")
+    return [f"{i}" for i, s in enumerate(sizes) for _ in range(s)]
+
+
+def query_file_for(path: Path) -> Path | None:
+    """The LightGBM-style group file beside ``path`` if there is one."""
+    for cand in (Path(str(path).removesuffix(".gz") + ".query"), Path(str(path) + ".query")):
+        if cand.exists():
+            return cand
+    return None
+
+
+def parse_letor(path, n_features: int | None = None, max_grade: int | None = None) -> RankingData:
+    """Parse one LETOR/SVMlight file (plain or gzip) without caching."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist. Check the data directory (--data-dir or OLR_DATA_DIR)")
+    group_file = query_file_for(path)
+    has_qid = group_file is None
+    try:
+        with _open_text(path) as fh:
+            labels, qids, rows, cols, vals = _parse_lines(path, fh, has_qid, n_features)
+    except UnicodeDecodeError as err:
+        raise DataFormatError(f"{path}: not a text file ({err}). Give an uncompressed or gzip LETOR file") from err
+    if not has_qid:
+        qids = _read_groups(path, group_file, len(labels))
+    feats, labs, offsets, qid_arr = _group_by_query(path, labels, qids, rows, cols, vals, n_features)
+    top = int(labs.max())
+    if max_grade is not None and top > max_grade:
+        raise DataFormatError(f"{path}: label {top} exceeds the data set's highest grade {max_grade}")
+    return RankingData(feats, labs, offsets, qid_arr.astype(str), max_grade if max_grade is not None else top,
+                       path.name)
+
+
+def read_letor(path, n_features: int | None = None, max_grade: int | None = None, use_cache: bool = True
+               ) -> RankingData:
+    """Parse a ranking file, reusing arrays cached under the file's SHA-256 (never stale)."""
+    path = Path(path)
+    if not use_cache:
+        return parse_letor(path, n_features, max_grade)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist. Check the data directory (--data-dir or OLR_DATA_DIR)")
+    digest = file_sha256(path)
+    group = query_file_for(path)
+    if group is not None:
+        digest = hashlib.sha256((digest + file_sha256(group)).encode()).hexdigest()
+    key = f"{digest}-v{PARSER_VERSION}-f{n_features}-g{max_grade}"
+    cached = cache_dir() / f"{key}.npz"
+    if cached.exists():
+        with np.load(cached, allow_pickle=False) as z:
+            return RankingData(z["features"], z["labels"], z["offsets"], z["qids"], int(z["max_grade"]), path.name)
+    data = parse_letor(path, n_features, max_grade)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
+    np.savez(tmp, features=data.features, labels=data.labels, offsets=data.offsets, qids=data.qids,
+             max_grade=data.max_grade)
+    os.replace(tmp, cached)
+    return data
+
+
+def write_letor(data: RankingData, path, comment: str | None = None) -> None:
+    """Write a data set as a LETOR file (dense ids, 1-based); gzip if the name ends in .gz."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8") as fh:
+        for q in range(data.n_queries):
+            lo, hi = data.offsets[q], data.offsets[q + 1]
+            for i in range(lo, hi):
+                feats = " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(data.features[i]) if v != 0)
+                tail = f" # {comment}" if comment else ""
+                fh.write(f"{data.labels[i]} qid:{data.qids[q]} {feats}{tail}\n")

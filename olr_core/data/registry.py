@@ -1,0 +1,232 @@
+"""The data sets the papers use: what they are, where they come from, how to load them."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .letor import read_letor
+from .ranking_data import Fold, RankingData
+from .synthetic import PRESETS, fold_from_subsets, synthetic_fold
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A real data set that is not in the named data directory."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    title: str
+    n_features: int
+    max_grade: int
+    n_folds: int
+    source: str
+    obtain: str
+    dirnames: tuple[str, ...] = ()
+    layout: str = "folds"          # folds | subsets | single | lightgbm | synthetic
+    split_files: tuple[str, str, str] = ("train.txt", "vali.txt", "test.txt")
+    query_level_norm: bool = False  # features already min-max normalised per query
+    sha256_uncompressed: dict = field(default_factory=dict)
+    url: str | None = None
+
+    @property
+    def synthetic(self) -> bool:
+        return self.layout == "synthetic"
+
+
+MQ2008_SHA256 = {
+    "S1.txt": "cbd42504549a2388f6c0aefdb506f22074225b574c7a5df10194174c9b00e4e0",
+    "S2.txt": "055ac792cb8f7d5a029090b8acbfb6c57323339d1371251bf2465ac182aa8605",
+    "S3.txt": "a03fe2b6e76479de60fecdb37d560a40a4e899b0cd685553d2da31ea205af1ab",
+    "S4.txt": "a239850bc6fe960ad08c2b7b0d99db90fe976dd93a15358e98036591b4e7a2ac",
+    "S5.txt": "c68c52feb1ecae7f17b64c8e2fda2098302681bbd4ea5fad8c73a1d32a1cf2b2",
+}
+LETOR4 = ("LETOR 4.0 release by Microsoft Research (MQ2007.rar / MQ2008.rar), research use",
+          "Download the LETOR 4.0 archive from the Microsoft Research LETOR project page, extract it and "
+          "place the folder (with Fold1..Fold5 or S1..S5) under DATA_DIR/{dirname}/")
+
+DATASETS: dict[str, DatasetSpec] = {
+    s.name: s
+    for s in [
+        DatasetSpec("mq2008", "LETOR 4.0 MQ2008 (QueryLevelNorm)", 46, 2, 5, LETOR4[0],
+                    LETOR4[1].format(dirname="mq2008"), ("mq2008", "MQ2008"), "subsets",
+                    query_level_norm=True, sha256_uncompressed=MQ2008_SHA256),
+        DatasetSpec("mq2007", "LETOR 4.0 MQ2007 (QueryLevelNorm)", 46, 2, 5, LETOR4[0],
+                    LETOR4[1].format(dirname="mq2007"), ("mq2007", "MQ2007"), "subsets", query_level_norm=True),
+        DatasetSpec("mslr-web10k", "Microsoft Learning to Rank MSLR-WEB10K", 136, 4, 5,
+                    "Microsoft Research MSLR-WEB10K.zip, research use",
+                    "Download MSLR-WEB10K.zip from the Microsoft Learning to Rank Datasets page and unzip it "
+                    "into DATA_DIR/mslr-web10k/ (Fold1..Fold5)", ("mslr-web10k", "MSLR-WEB10K")),
+        DatasetSpec("mslr-web30k", "Microsoft Learning to Rank MSLR-WEB30K", 136, 4, 5,
+                    "Microsoft Research MSLR-WEB30K.zip, research use",
+                    "Download MSLR-WEB30K.zip from the Microsoft Learning to Rank Datasets page and unzip it "
+                    "into DATA_DIR/mslr-web30k/ (Fold1..Fold5)", ("mslr-web30k", "MSLR-WEB30K")),
+        DatasetSpec("yahoo", "Yahoo! Learning to Rank Challenge, set 1", 700, 4, 1,
+                    "Yahoo! Webscope L3 (C14B), licence agreement required",
+                    "Request 'C14B Yahoo! Learning to Rank Challenge' from Yahoo Webscope (registration and "
+                    "licence required) and put set1.train.txt, set1.valid.txt, set1.test.txt in DATA_DIR/yahoo/",
+                    ("yahoo", "Yahoo", "ltrc_yahoo"), "single",
+                    split_files=("set1.train.txt", "set1.valid.txt", "set1.test.txt")),
+        DatasetSpec("np2003", "LETOR 3.0 TD/NP2003 (Gov, named-page finding)", 64, 1, 5,
+                    "LETOR 3.0 release by Microsoft Research, research use",
+                    "Download Gov.rar from the LETOR 3.0 page, extract QueryLevelNorm/2003_np_dataset into "
+                    "DATA_DIR/np2003/ (Fold1..Fold5)", ("np2003", "NP2003", "2003_np_dataset"),
+                    query_level_norm=True),
+        DatasetSpec("ohsumed", "LETOR 3.0 OHSUMED", 45, 2, 5,
+                    "LETOR 3.0 release by Microsoft Research, research use",
+                    "Download OHSUMED.rar from the LETOR 3.0 page and extract QueryLevelNorm into "
+                    "DATA_DIR/ohsumed/ (Fold1..Fold5)", ("ohsumed", "OHSUMED"), query_level_norm=True),
+        DatasetSpec("istella-s", "Istella-S LETOR", 220, 4, 1,
+                    "Istella, free for non-commercial use after accepting its licence",
+                    "Accept the licence on the Istella LETOR page, download istella-s-letor.tar.gz and extract "
+                    "sample/train.txt, vali.txt, test.txt into DATA_DIR/istella-s/", ("istella-s", "sample"),
+                    "single"),
+        DatasetSpec("yandex-im2009", "Yandex Internet Mathematics 2009", 245, 4, 1,
+                    "Yandex Internet Mathematics 2009 competition data",
+                    "Obtain imat2009_learning.txt and imat2009_test.txt and put them in DATA_DIR/yandex-im2009/; "
+                    "grades must be integers 0-4 (round the real-valued labels first)",
+                    ("yandex-im2009",), "single",
+                    split_files=("imat2009_learning.txt", "imat2009_learning.txt", "imat2009_test.txt")),
+        DatasetSpec("lightgbm-sample", "LightGBM lambdarank example (no qids, .query files)", 300, 4, 1,
+                    "LightGBM repository examples/lambdarank, MIT licence",
+                    "Put rank.train(.gz), rank.test(.gz) and their .query files in DATA_DIR/lightgbm_rank_sample/",
+                    ("lightgbm_rank_sample", "lightgbm-sample"), "lightgbm"),
+    ]
+    + [
+        DatasetSpec(p.name, f"Synthetic: {p.description}", p.n_features, p.max_grade, 5,
+                    "generated by olr_core.data.synthetic", "built in; nothing to obtain", layout="synthetic",
+                    query_level_norm=True)
+        for p in PRESETS.values()
+    ]
+}
+
+DEFAULT_DATASET = "synth-mq"
+
+
+def get_spec(name: str) -> DatasetSpec:
+    try:
+        return DATASETS[name]
+    except KeyError:
+        raise KeyError(f"unknown data set {name!r}; valid names: {', '.join(sorted(DATASETS))}") from None
+
+
+def resolve_data_dir(data_dir=None) -> Path:
+    """The data directory: the argument, else ``$OLR_DATA_DIR``; it must exist."""
+    chosen = data_dir or os.environ.get("OLR_DATA_DIR")
+    if not chosen:
+        raise DataNotFoundError("no data directory given: pass --data-dir DIR (data_dir=...) or set OLR_DATA_DIR")
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        raise DataNotFoundError(f"data directory {path} does not exist: check --data-dir / OLR_DATA_DIR")
+    return path
+
+
+def _find_file(folder: Path, name: str) -> Path | None:
+    for cand in (folder / name, folder / (name + ".gz")):
+        if cand.exists():
+            return cand
+    return None
+
+
+def dataset_dir(spec: DatasetSpec, data_dir=None) -> Path:
+    root = resolve_data_dir(data_dir)
+    for dirname in spec.dirnames:
+        if (root / dirname).is_dir():
+            return root / dirname
+    raise DataNotFoundError(
+        f"{spec.name} not found in {root} (looked for {', '.join(spec.dirnames)}). To obtain it: "
+        + spec.obtain.replace("DATA_DIR", str(root)))
+
+
+def _read(spec: DatasetSpec, path: Path) -> RankingData:
+    return read_letor(path, n_features=spec.n_features, max_grade=spec.max_grade)
+
+
+def _require(folder: Path, name: str, spec: DatasetSpec) -> Path:
+    found = _find_file(folder, name)
+    if found is None:
+        raise DataNotFoundError(f"{spec.name}: {folder / name} (or .gz) is missing. To obtain it: {spec.obtain}")
+    return found
+
+
+def _load_real_fold(spec: DatasetSpec, fold: int, data_dir) -> Fold:
+    base = dataset_dir(spec, data_dir)
+    if spec.layout in ("folds", "subsets") and (base / f"Fold{fold}").is_dir():
+        folder = base / f"Fold{fold}"
+        train, vali, test = (_read(spec, _require(folder, f, spec)) for f in spec.split_files)
+        return Fold(spec.name, fold, train, vali, test)
+    if spec.layout == "subsets":
+        subsets = {i: _read(spec, _require(base, f"S{i}.txt", spec)) for i in range(1, 6)}
+        return fold_from_subsets(spec.name, fold, subsets)
+    if spec.layout == "lightgbm":
+        train_all = _read(spec, _require(base, "rank.train", spec))
+        n_vali = max(1, train_all.n_queries // 5)   # no official validation split: the last 20% of train
+        train = train_all.subset(range(train_all.n_queries - n_vali))
+        vali = train_all.subset(range(train_all.n_queries - n_vali, train_all.n_queries))
+        return Fold(spec.name, fold, train, vali, _read(spec, _require(base, "rank.test", spec)))
+    folder = base
+    train, vali, test = (_read(spec, _require(folder, f, spec)) for f in spec.split_files)
+    return Fold(spec.name, fold, train, vali, test)
+
+
+def _normalized(fold: Fold) -> Fold:
+    return Fold(fold.name, fold.fold, *(s.query_minmax_normalized() for s in (fold.train, fold.vali, fold.test)))
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_fold(name: str, fold: int, data_dir: str | None, normalize: bool | None) -> Fold:
+    spec = get_spec(name)
+    if not 1 <= fold <= spec.n_folds:
+        raise ValueError(f"{name} has folds 1..{spec.n_folds}; got fold {fold}")
+    loaded = synthetic_fold(name, fold) if spec.synthetic else _load_real_fold(spec, fold, data_dir)
+    if normalize is None:
+        normalize = not spec.query_level_norm
+    return _normalized(loaded) if normalize else loaded
+
+
+def load_fold(name: str = DEFAULT_DATASET, fold: int = 1, data_dir=None, normalize: bool | None = None) -> Fold:
+    """Load one fold of a registered data set.
+
+    ``normalize``: per-query min-max normalisation of every feature; ``None`` applies it
+    only to data sets that are not already query-level normalised.
+    """
+    spec = get_spec(name)
+    resolved = None if spec.synthetic else str(resolve_data_dir(data_dir))
+    return _cached_fold(name, int(fold), resolved, normalize)
+
+
+def verify_checksums(name: str, data_dir=None) -> dict[str, bool]:
+    """Compare the SHA-256 of each (decompressed) file with the registry's, where known."""
+    spec = get_spec(name)
+    base = dataset_dir(spec, data_dir)
+    result = {}
+    for fname, expected in spec.sha256_uncompressed.items():
+        path = _require(base, fname, spec)
+        opener = gzip.open if path.suffix == ".gz" else open
+        h = hashlib.sha256()
+        with opener(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        result[fname] = h.hexdigest() == expected
+    return result
+
+
+def describe(data: RankingData) -> dict:
+    """Summary statistics of a data split (used by ``olr data info``)."""
+    import numpy as np
+
+    sizes = data.docs_per_query
+    grades = np.bincount(data.labels, minlength=data.max_grade + 1)
+    return {
+        "queries": data.n_queries,
+        "documents": data.n_docs,
+        "features": data.n_features,
+        "grade_share": {int(g): round(float(c) / data.n_docs, 4) for g, c in enumerate(grades)},
+        "docs_per_query": {"min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max())},
+        "queries_without_relevant": round(float(1 - data.has_relevant().mean()), 4),
+    }

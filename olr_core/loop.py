@@ -1,0 +1,155 @@
+"""The one online loop every experiment uses.
+
+Each round: sample a training query uniformly with replacement, let the ranker display a
+list, show its top ``cutoff`` documents to a simulated user, hand the feedback back to the
+ranker. Recorded: the online NDCG@cutoff of the shown list every round, the offline
+NDCG@cutoff of the ranker's deterministic ranking on the test split every ``eval_every``
+rounds (and after the last), and whatever diagnostics the ranker reports.
+
+Randomness comes from four independent streams spawned from one seed (queries, users,
+ranker, evaluation tie-breaking), so two rankers run with the same seed see the same
+queries and meet users drawing the same random numbers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .data.ranking_data import Fold, RankingData
+from .metrics import _discounts, batch_ndcg_at_k, cosine_similarity, cumulative_online
+
+
+@dataclass
+class RunTrace:
+    """Everything one run recorded."""
+
+    online_ndcg: np.ndarray
+    eval_rounds: np.ndarray
+    offline_ndcg: np.ndarray
+    stats: dict = field(default_factory=dict)
+    eval_stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def rounds(self) -> int:
+        return len(self.online_ndcg)
+
+    def summary(self, discount: float = 0.9995) -> dict:
+        return {
+            "rounds": self.rounds,
+            "final_offline_ndcg10": float(self.offline_ndcg[-1]),
+            "cumulative_online_ndcg10": cumulative_online(self.online_ndcg, discount),
+            "mean_online_ndcg10": float(self.online_ndcg.mean()) if self.rounds else float("nan"),
+            "seconds": self.seconds,
+        }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {"online_ndcg": self.online_ndcg, "eval_rounds": self.eval_rounds, "offline_ndcg": self.offline_ndcg}
+        out.update({f"stat__{k}": v for k, v in self.stats.items()})
+        out.update({f"eval__{k}": v for k, v in self.eval_stats.items()})
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, seconds: float) -> RunTrace:
+        return cls(arrays["online_ndcg"], arrays["eval_rounds"], arrays["offline_ndcg"],
+                   {k[6:]: v for k, v in arrays.items() if k.startswith("stat__")},
+                   {k[6:]: v for k, v in arrays.items() if k.startswith("eval__")}, seconds)
+
+
+def random_streams(seed: int) -> dict[str, np.random.Generator]:
+    """Independent generators for queries, users, the ranker and evaluation, from one seed."""
+    names = ("queries", "users", "ranker", "evaluation")
+    children = np.random.SeedSequence(int(seed)).spawn(len(names))
+    return {n: np.random.default_rng(s) for n, s in zip(names, children)}
+
+
+class OfflineEvaluator:
+    """Mean NDCG@k of a ranker's scores on a split, over queries with a relevant document."""
+
+    def __init__(self, data: RankingData, k: int = 10):
+        self.data, self.k = data, k
+        self.index, self.mask = data.padded()
+        self.labels = np.where(self.mask, data.labels[self.index], 0)
+        self.keep = data.has_relevant()
+
+    def __call__(self, scores: np.ndarray, rng: np.random.Generator) -> float:
+        per_query = batch_ndcg_at_k(scores[self.index], self.labels, self.mask, self.k, rng)
+        return float(per_query[self.keep].mean()) if self.keep.any() else float("nan")
+
+
+def _check(rounds, eval_every, cutoff, ranker, user):
+    if not isinstance(rounds, (int, np.integer)) or rounds < 0:
+        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
+    if eval_every < 1:
+        raise ValueError(f"eval_every must be at least 1, got {eval_every!r}")
+    if cutoff < 1:
+        raise ValueError(f"cutoff must be at least 1, got {cutoff!r}")
+    if getattr(ranker, "feedback_kind", "clicks") != getattr(user, "feedback_kind", "clicks"):
+        raise ValueError(f"{type(ranker).__name__} learns from {ranker.feedback_kind!r} feedback but the user "
+                         f"model gives {user.feedback_kind!r}; pick a matching user model")
+
+
+def _record(table: dict, key: str, t: int, value, length: int):
+    if key not in table:
+        table[key] = np.full(length, np.nan)
+    table[key][t] = value
+
+
+def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int = 10, cutoff: int = 10,
+               reference_weights: np.ndarray | None = None, progress=None) -> RunTrace:
+    """Run ``ranker`` for ``rounds`` rounds on ``fold.train`` against ``user``; evaluate on ``fold.test``.
+
+    ``reference_weights`` (e.g. the offline LambdaRank w*) adds the cosine similarity of
+    the ranker's weights to it at every evaluation. ``progress`` is an optional callable
+    receiving the number of finished rounds.
+    """
+    _check(rounds, eval_every, cutoff, ranker, user)
+    streams = random_streams(seed)
+    train = fold.train
+    queries = streams["queries"].integers(train.n_queries, size=rounds)
+    evaluator = OfflineEvaluator(fold.test, cutoff)
+    ideal = _ideal_dcgs(train, cutoff)
+    disc = _discounts(cutoff)
+    gains_all = 2.0 ** train.labels - 1.0
+    online = np.zeros(rounds)
+    stats, eval_stats, eval_rounds, offline = {}, {}, [], []
+    n_evals = rounds // eval_every + 1 + (rounds % eval_every != 0)
+    started = time.perf_counter()
+    ranker.start(train, streams["ranker"])
+
+    def evaluate(t):
+        e = len(eval_rounds)
+        eval_rounds.append(t)
+        offline.append(evaluator(ranker.score(fold.test), streams["evaluation"]))
+        w = ranker.weights() if reference_weights is not None else None
+        if w is not None:
+            _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
+
+    for t in range(rounds):
+        if t % eval_every == 0:
+            evaluate(t)
+        q = queries[t]
+        query = train.query(q)
+        display = ranker.rank(query)
+        shown = display.ranking[:cutoff]
+        if ideal[q] > 0:
+            online[t] = gains_all[train.offsets[q] + shown] @ disc[: len(shown)] / ideal[q]
+        feedback = user(query.labels, shown, streams["users"])
+        info = ranker.learn(query, display, feedback)
+        for key, value in {**display.stats, **(info or {})}.items():
+            _record(stats, key, t, value, rounds)
+        if progress is not None:
+            progress(t + 1)
+    evaluate(rounds)
+    return RunTrace(online, np.asarray(eval_rounds), np.asarray(offline), stats,
+                    {k: v[: len(eval_rounds)] for k, v in eval_stats.items()}, time.perf_counter() - started)
+
+
+def _ideal_dcgs(data: RankingData, k: int) -> np.ndarray:
+    index, mask = data.padded()
+    gains = np.where(mask, 2.0 ** data.labels[index] - 1.0, 0.0)
+    top = -np.sort(-gains, axis=1)[:, :k]
+    return top @ _discounts(top.shape[1])

@@ -1,0 +1,48 @@
+"""Rankers: one module per family, all following :class:`olr_core.rankers.base.Ranker`.
+
+``ALGORITHMS`` maps the short command-line names to classes; :func:`make_ranker` builds
+one from a name and keyword parameters, with errors that list what is valid.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from .base import BaseRanker, Display, LinearRanker, Ranker
+from .baselines import OracleRanker, RandomRanker
+from .offline import OfflineLambdaRank, OfflineRankNet
+
+ALGORITHMS: dict[str, type] = {
+    "random": RandomRanker,
+    "oracle": OracleRanker,
+    "offline_ranknet": OfflineRankNet,
+    "offline_lambdarank": OfflineLambdaRank,
+}
+
+
+def algorithm_parameters(name: str) -> dict:
+    """The tunable parameters of an algorithm and their defaults."""
+    cls = get_algorithm(name)
+    sig = inspect.signature(cls.__init__)
+    return {k: p.default for k, p in sig.parameters.items() if k != "self" and p.kind == p.POSITIONAL_OR_KEYWORD}
+
+
+def get_algorithm(name: str) -> type:
+    try:
+        return ALGORITHMS[name]
+    except KeyError:
+        raise KeyError(f"unknown algorithm {name!r}; valid: {', '.join(sorted(ALGORITHMS))}") from None
+
+
+def make_ranker(name: str, **params) -> Ranker:
+    """Instantiate algorithm ``name``; unknown parameters raise an error naming the valid ones."""
+    valid = algorithm_parameters(name)
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        listed = ", ".join(f"{k}={v!r}" for k, v in valid.items()) or "none"
+        raise TypeError(f"{name} has no parameter {', '.join(unknown)}; its parameters: {listed}")
+    return get_algorithm(name)(**params)
+
+
+__all__ = ["ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank", "OfflineRankNet",
+           "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "get_algorithm", "make_ranker"]

@@ -1,0 +1,91 @@
+"""The ranker protocol every algorithm of the book follows.
+
+A round of the online loop (:func:`olr_core.loop.run_online`) is::
+
+    display  = ranker.rank(query)                 # what the user sees (maybe interleaved)
+    feedback = user(query.labels, display.shown(cutoff), user_rng)
+    info     = ranker.learn(query, display, feedback)   # optional diagnostics
+
+and offline evaluation ranks test documents by ``ranker.score(docs)``. Honest rankers
+read only ``docs.features``; the oracle, an upper bound, also reads ``docs.labels``.
+``feedback_kind`` says which user feedback a ranker learns from: ``"clicks"``,
+``"topk_labels"`` or ``"choice"`` (see :mod:`olr_core.users`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..data.ranking_data import Query, RankingData
+from ..metrics import rank_by_scores
+
+
+@dataclass
+class Display:
+    """A ranking of a query's documents in display order, plus what the ranker needs back."""
+
+    ranking: np.ndarray
+    info: Any = None
+    stats: dict = field(default_factory=dict)
+
+    def shown(self, cutoff: int = 10) -> np.ndarray:
+        return self.ranking[:cutoff]
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    feedback_kind: str
+
+    def start(self, train: RankingData, rng: np.random.Generator) -> None:
+        """Reset state for a new run; ``train`` gives dimensions (offline learners also its labels)."""
+
+    def rank(self, query: Query) -> Display:
+        """The list shown for ``query`` this round."""
+
+    def learn(self, query: Query, display: Display, feedback) -> dict | None:
+        """Update from the user's feedback on ``display``; may return diagnostics."""
+
+    def score(self, docs) -> np.ndarray:
+        """Deterministic scores of ``docs`` (anything with ``.features``) for offline evaluation."""
+
+    def weights(self) -> np.ndarray | None:
+        """The current parameter vector, if the model has one (for cosine similarity)."""
+
+
+class BaseRanker:
+    """Defaults: rank by ``score`` with random tie-breaking, learn nothing, no weights."""
+
+    feedback_kind = "clicks"
+
+    def start(self, train: RankingData, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.n_features = train.n_features
+
+    def rank(self, query: Query) -> Display:
+        return Display(rank_by_scores(self.score(query), self.rng))
+
+    def learn(self, query: Query, display: Display, feedback) -> dict | None:
+        return None
+
+    def score(self, docs) -> np.ndarray:
+        raise NotImplementedError
+
+    def weights(self) -> np.ndarray | None:
+        return None
+
+
+class LinearRanker(BaseRanker):
+    """A linear scorer s(x) = w . x; subclasses learn ``self.w``."""
+
+    def start(self, train: RankingData, rng: np.random.Generator) -> None:
+        super().start(train, rng)
+        self.w = np.zeros(train.n_features)
+
+    def score(self, docs) -> np.ndarray:
+        return docs.features @ self.w
+
+    def weights(self) -> np.ndarray | None:
+        return self.w

@@ -1,0 +1,25 @@
+"""Reference points: a uniformly random ranker and an oracle that ranks by the true grades."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.ranking_data import Query
+from .base import BaseRanker, Display
+
+
+class RandomRanker(BaseRanker):
+    """Shows a uniformly random permutation every round; learns nothing (the lower bound)."""
+
+    def rank(self, query: Query) -> Display:
+        return Display(self.rng.permutation(query.n_docs))
+
+    def score(self, docs) -> np.ndarray:
+        return self.rng.random(len(docs.features))
+
+
+class OracleRanker(BaseRanker):
+    """Ranks by the true grades, ties at random (the upper bound: NDCG 1 on every query)."""
+
+    def score(self, docs) -> np.ndarray:
+        return np.asarray(docs.labels, dtype=np.float64)

@@ -1,0 +1,175 @@
+"""Simulated users: click models and the other feedback kinds of the ranker protocol.
+
+Every user model is called as ``user(labels, shown, rng)``: the grades of all the query's
+documents, the indices of the shown documents in display order (at most ``cutoff``) and a
+random generator; it returns a feedback object. A click model always draws the
+same number of random numbers per round, so that two rankers run with the same seed
+meet the same users (common random numbers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
+CASCADE_PRESETS = {
+    2: {
+        "perfect": ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
+        "navigational": ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
+        "informational": ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
+    },
+    4: {
+        "perfect": ((0.0, 0.2, 0.4, 0.8, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0)),
+        "navigational": ((0.05, 0.3, 0.5, 0.7, 0.95), (0.2, 0.3, 0.5, 0.7, 0.9)),
+        "informational": ((0.4, 0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4, 0.5)),
+    },
+}
+STOP_RULES = ("after_click", "every_position")
+FEEDBACK_KINDS = ("clicks", "topk_labels", "choice")
+
+
+@dataclass(frozen=True)
+class Clicks:
+    """Clicks on the shown list and the last position the user examined (0-based)."""
+
+    clicks: np.ndarray
+    last_examined: int
+
+    @property
+    def clicked_positions(self) -> np.ndarray:
+        return np.flatnonzero(self.clicks)
+
+
+@dataclass(frozen=True)
+class TopKLabels:
+    """Explicit relevance labels of the top ``k`` shown documents (RTop-kF feedback)."""
+
+    labels: np.ndarray
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The one document the user picked (its position in the shown list, or -1 if not shown)."""
+
+    document: int
+    position: int
+
+
+@dataclass(frozen=True)
+class CascadeClickModel:
+    """Cascade-family user (dependent click model).
+
+    The user scans from the top; at position r with grade g they click with probability
+    ``click_prob[g]``. Stop rule ``after_click`` (the papers' dependent click model): after
+    a click they stop with probability ``stop_prob[g]``. Stop rule ``every_position`` (the
+    public reference code): the stop draw happens at every examined position, clicked or not.
+    """
+
+    name: str
+    click_prob: tuple[float, ...]
+    stop_prob: tuple[float, ...]
+    stop_rule: str = "after_click"
+    cutoff: int = 10
+    feedback_kind = "clicks"
+
+    def __post_init__(self):
+        if self.stop_rule not in STOP_RULES:
+            raise ValueError(f"unknown stop rule {self.stop_rule!r}; valid: {', '.join(STOP_RULES)}")
+        object.__setattr__(self, "_pc", np.asarray(self.click_prob))
+        object.__setattr__(self, "_ps", np.asarray(self.stop_prob))
+
+    def __call__(self, labels: np.ndarray, shown: np.ndarray, rng: np.random.Generator) -> Clicks:
+        draws = rng.random((2, self.cutoff))
+        shown_labels = labels[shown]
+        n = len(shown_labels)
+        clicked = draws[0, :n] < self._pc[shown_labels]
+        stop_here = draws[1, :n] < self._ps[shown_labels]
+        if self.stop_rule == "after_click":
+            stop_here &= clicked
+        last = int(np.argmax(stop_here)) if stop_here.any() else n - 1
+        clicked[last + 1:] = False
+        return Clicks(clicked, last)
+
+    def click_probability_by_position(self, shown_labels) -> np.ndarray:
+        """Exact P(click at each position) for a fixed shown list (used to test the simulator)."""
+        pc, ps = self._pc[shown_labels], self._ps[shown_labels]
+        stop = pc * ps if self.stop_rule == "after_click" else ps
+        examined = np.concatenate([[1.0], np.cumprod(1.0 - stop)[:-1]])
+        return examined * pc
+
+
+@dataclass(frozen=True)
+class PositionBasedClickModel:
+    """Position-based model: examine rank r (1-based) with prob (1/r)^eta, click if attracted."""
+
+    name: str
+    click_prob: tuple[float, ...]
+    eta: float = 1.0
+    cutoff: int = 10
+    feedback_kind = "clicks"
+
+    def __call__(self, labels, shown, rng) -> Clicks:
+        draws = rng.random((2, self.cutoff))
+        shown_labels = labels[shown]
+        n = len(shown_labels)
+        examined = draws[0, :n] < (1.0 / np.arange(1, n + 1)) ** self.eta
+        clicked = examined & (draws[1, :n] < np.asarray(self.click_prob)[shown_labels])
+        last = int(np.flatnonzero(examined)[-1]) if examined.any() else -1
+        return Clicks(clicked, last)
+
+
+@dataclass(frozen=True)
+class TopKRelevanceUser:
+    """Reveals the true grades of the top ``k`` shown documents (feedback at the top)."""
+
+    name: str = "topk"
+    k: int = 1
+    feedback_kind = "topk_labels"
+
+    def __call__(self, labels, shown, rng) -> TopKLabels:
+        return TopKLabels(labels[shown[: self.k]])
+
+
+@dataclass(frozen=True)
+class ChoiceUser:
+    """Wants one document, drawn with probability proportional to 2^grade - 1, and picks it."""
+
+    name: str = "choice"
+    feedback_kind = "choice"
+
+    def __call__(self, labels, shown, rng) -> Choice:
+        weights = 2.0 ** labels - 1.0
+        u = rng.random()
+        if weights.sum() == 0:
+            return Choice(-1, -1)
+        target = int(np.searchsorted(np.cumsum(weights) / weights.sum(), u, side="right"))
+        hits = np.flatnonzero(shown == target)
+        return Choice(target, int(hits[0]) if len(hits) else -1)
+
+
+CLICK_MODELS = ("perfect", "navigational", "informational", "pbm")
+
+
+def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
+    """The user model ``name`` for a data set whose highest grade is ``max_grade``.
+
+    Cascade presets pick the 3-grade or 5-grade table from ``max_grade``; data with other
+    scales (e.g. binary) use the 3-grade table with grades mapped onto 0..2.
+    """
+    if name in ("perfect", "navigational", "informational"):
+        table = CASCADE_PRESETS[4 if max_grade >= 3 else 2][name]
+        click, stop = table
+        if max_grade < 2:   # binary data: grade 1 behaves like the top grade
+            click, stop = (click[0], click[-1]), (stop[0], stop[-1])
+        return CascadeClickModel(name, click, stop, stop_rule, cutoff)
+    if name == "pbm":
+        click = CASCADE_PRESETS[4 if max_grade >= 3 else 2]["informational"][0]
+        return PositionBasedClickModel(name, tuple(params.get("click_prob", click)), float(params.get("eta", 1.0)),
+                                       cutoff)
+    if name == "topk":
+        return TopKRelevanceUser(k=int(params.get("k", 1)))
+    if name == "choice":
+        return ChoiceUser()
+    raise ValueError(f"unknown click model {name!r}; valid: {', '.join(CLICK_MODELS + ('topk', 'choice'))}")
