@@ -4,7 +4,10 @@ Each round: sample a training query uniformly with replacement, let the ranker d
 list, show its top ``cutoff`` documents to a simulated user, hand the feedback back to the
 ranker. Recorded: the online NDCG@cutoff of the shown list every round, the offline
 NDCG@cutoff of the ranker's deterministic ranking on the test split every ``eval_every``
-rounds (and after the last), and whatever diagnostics the ranker reports.
+rounds (and after the last), the pairwise regret of the displayed list every round (pairs
+with a shown document ranked above a better document: the Kendall distance to an ideal
+ranking, restricted to pairs that involve a shown position), and whatever diagnostics the
+ranker reports.
 
 Randomness comes from four independent streams spawned from one seed (queries, users,
 ranker, evaluation tie-breaking), so two rankers run with the same seed see the same
@@ -29,6 +32,7 @@ class RunTrace:
     online_ndcg: np.ndarray
     eval_rounds: np.ndarray
     offline_ndcg: np.ndarray
+    online_misordered: np.ndarray
     stats: dict = field(default_factory=dict)
     eval_stats: dict = field(default_factory=dict)
     seconds: float = 0.0
@@ -43,20 +47,27 @@ class RunTrace:
             "final_offline_ndcg10": float(self.offline_ndcg[-1]),
             "cumulative_online_ndcg10": cumulative_online(self.online_ndcg, discount),
             "mean_online_ndcg10": float(self.online_ndcg.mean()) if self.rounds else float("nan"),
+            "cumulative_misordered_pairs": int(self.online_misordered.sum()),
             "seconds": self.seconds,
         }
 
     def arrays(self) -> dict[str, np.ndarray]:
-        out = {"online_ndcg": self.online_ndcg, "eval_rounds": self.eval_rounds, "offline_ndcg": self.offline_ndcg}
+        out = {"online_ndcg": self.online_ndcg, "eval_rounds": self.eval_rounds, "offline_ndcg": self.offline_ndcg,
+               "online_misordered": self.online_misordered}
         out.update({f"stat__{k}": v for k, v in self.stats.items()})
         out.update({f"eval__{k}": v for k, v in self.eval_stats.items()})
         return out
 
     @classmethod
     def from_arrays(cls, arrays: dict, seconds: float) -> RunTrace:
-        return cls(arrays["online_ndcg"], arrays["eval_rounds"], arrays["offline_ndcg"],
+        return cls(arrays["online_ndcg"], arrays["eval_rounds"], arrays["offline_ndcg"], arrays["online_misordered"],
                    {k[6:]: v for k, v in arrays.items() if k.startswith("stat__")},
                    {k[6:]: v for k, v in arrays.items() if k.startswith("eval__")}, seconds)
+
+
+def query_sequence(n_queries: int, rounds: int, seed: int) -> np.ndarray:
+    """The training queries of every round of a run with this seed (uniform, with replacement)."""
+    return random_streams(seed)["queries"].integers(n_queries, size=rounds)
 
 
 def random_streams(seed: int) -> dict[str, np.random.Generator]:
@@ -109,12 +120,14 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     _check(rounds, eval_every, cutoff, ranker, user)
     streams = random_streams(seed)
     train = fold.train
-    queries = streams["queries"].integers(train.n_queries, size=rounds)
+    queries = query_sequence(train.n_queries, rounds, seed)
     evaluator = OfflineEvaluator(fold.test, cutoff)
     ideal = _ideal_dcgs(train, cutoff)
     disc = _discounts(cutoff)
     gains_all = 2.0 ** train.labels - 1.0
     online = np.zeros(rounds)
+    misordered = np.zeros(rounds, dtype=np.int64)
+    better_than = _better_counts(train)
     stats, eval_stats, eval_rounds, offline = {}, {}, [], []
     n_evals = rounds // eval_every + 1 + (rounds % eval_every != 0)
     started = time.perf_counter()
@@ -137,6 +150,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
         shown = display.ranking[:cutoff]
         if ideal[q] > 0:
             online[t] = gains_all[train.offsets[q] + shown] @ disc[: len(shown)] / ideal[q]
+        misordered[t] = _misordered_at_top(query.labels[shown], better_than[q])
         feedback = user(query.labels, shown, streams["users"])
         info = ranker.learn(query, display, feedback)
         for key, value in {**display.stats, **(info or {})}.items():
@@ -144,7 +158,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
         if progress is not None:
             progress(t + 1)
     evaluate(rounds)
-    return RunTrace(online, np.asarray(eval_rounds), np.asarray(offline), stats,
+    return RunTrace(online, np.asarray(eval_rounds), np.asarray(offline), misordered, stats,
                     {k: v[: len(eval_rounds)] for k, v in eval_stats.items()}, time.perf_counter() - started)
 
 
@@ -153,3 +167,20 @@ def _ideal_dcgs(data: RankingData, k: int) -> np.ndarray:
     gains = np.where(mask, 2.0 ** data.labels[index] - 1.0, 0.0)
     top = -np.sort(-gains, axis=1)[:, :k]
     return top @ _discounts(top.shape[1])
+
+
+def _better_counts(data: RankingData) -> np.ndarray:
+    """(n_queries, max_grade + 1): number of documents of the query with a grade above g."""
+    per_grade = np.zeros((data.n_queries, data.max_grade + 2), dtype=np.int64)
+    np.add.at(per_grade, (data.query_of_doc(), data.labels), 1)
+    above = per_grade[:, ::-1].cumsum(axis=1)[:, ::-1]
+    return above[:, 1:]
+
+
+def _misordered_at_top(shown_labels: np.ndarray, better_than: np.ndarray) -> int:
+    """Pairs (shown doc, any doc ranked below it) with the lower one more relevant.
+
+    For the document at position r: documents better than it, minus those shown above it.
+    """
+    better_above = (shown_labels[None, :] > shown_labels[:, None]) & np.tri(len(shown_labels), k=-1, dtype=bool)
+    return int(better_than[shown_labels].sum() - better_above.sum())

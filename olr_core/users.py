@@ -173,3 +173,33 @@ def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff:
     if name == "choice":
         return ChoiceUser()
     raise ValueError(f"unknown click model {name!r}; valid: {', '.join(CLICK_MODELS + ('topk', 'choice'))}")
+
+
+def click_through_table(user, data, sessions: int, seed: int = 0, cutoff: int = 10):
+    """Simulated click-through rate by (position, grade) for random lists of ``data``'s queries.
+
+    Each session draws a query uniformly, shows a uniformly random ordering of its documents
+    (top ``cutoff``) and records the user's clicks. Returns a pandas DataFrame with columns
+    position (1-based), grade, impressions, clicks, ctr and the exact click probability.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n_grades = data.max_grade + 1
+    shown_count = np.zeros((cutoff, n_grades))
+    click_count = np.zeros((cutoff, n_grades))
+    exact_sum = np.zeros((cutoff, n_grades))
+    for q in rng.integers(data.n_queries, size=sessions):
+        labels = data.labels[data.offsets[q]:data.offsets[q + 1]]
+        shown = rng.permutation(len(labels))[:cutoff]
+        feedback = user(labels, shown, rng)
+        positions = np.arange(len(shown))
+        np.add.at(shown_count, (positions, labels[shown]), 1)
+        np.add.at(click_count, (positions, labels[shown]), feedback.clicks)
+        if hasattr(user, "click_probability_by_position"):
+            np.add.at(exact_sum, (positions, labels[shown]), user.click_probability_by_position(labels[shown]))
+    pos, grade = np.meshgrid(np.arange(cutoff), np.arange(n_grades), indexing="ij")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return pd.DataFrame({"position": pos.ravel() + 1, "grade": grade.ravel(),
+                             "impressions": shown_count.ravel(), "clicks": click_count.ravel(),
+                             "ctr": (click_count / shown_count).ravel(), "exact": (exact_sum / shown_count).ravel()})

@@ -32,7 +32,8 @@ class DatasetSpec:
     split_files: tuple[str, str, str] = ("train.txt", "vali.txt", "test.txt")
     query_level_norm: bool = False  # features already min-max normalised per query
     sha256_uncompressed: dict = field(default_factory=dict)
-    url: str | None = None
+    url: str | None = None          # a direct download, verified against url_sha256
+    url_sha256: str | None = None
 
     @property
     def synthetic(self) -> bool:

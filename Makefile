@@ -1,0 +1,40 @@
+# OL2R Book: `make book` builds the whole book on the default data, `make test` runs the tests.
+# Both create the virtual environment (.venv) and install everything on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PROFILE ?= quick
+MATHJAX_VERSION := 3.2.2
+
+.PHONY: book test env mathjax benchmarks lint clean
+
+$(BIN)/olr: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(BIN)/olr
+
+env: $(BIN)/olr
+
+_static/mathjax/tex-chtml.js:
+	npm install --silent --no-save --no-audit --no-fund --prefix .build-tools mathjax@$(MATHJAX_VERSION)
+	mkdir -p _static/mathjax
+	cp -r .build-tools/node_modules/mathjax/es5/. _static/mathjax/
+
+mathjax: _static/mathjax/tex-chtml.js
+
+book: env mathjax
+	$(BIN)/olr book --profile $(PROFILE)
+
+test: env
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax --nbval-current-env
+
+benchmarks: env
+	$(BIN)/python benchmarks/run_all.py
+
+lint: env
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf _build book/generated results

@@ -1,0 +1,71 @@
+"""Tidy (pandas) views of stored runs: summaries, curves and mean with 95% confidence intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .runner import spec_key
+from .spec import RunSpec
+from .store import ResultStore
+
+ID_COLUMNS = ["algorithm", "label", "dataset", "fold", "click_model", "stop_rule", "seed"]
+
+
+def _ids(spec: RunSpec) -> dict:
+    return {"algorithm": spec.algorithm, "label": spec.label(), "dataset": spec.dataset, "fold": spec.fold,
+            "click_model": spec.click_model, "stop_rule": spec.stop_rule, "seed": spec.seed}
+
+
+def summary_frame(specs, store: ResultStore | None = None, data_dir=None, discount: float = 0.9995) -> pd.DataFrame:
+    """One row per run with its final offline NDCG@10, cumulative online NDCG@10 and time."""
+    store = store or ResultStore()
+    rows = []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        rows.append({**_ids(spec), **trace.summary(discount)})
+    return pd.DataFrame(rows)
+
+
+def curve_frame(specs, store: ResultStore | None = None, data_dir=None, metric: str = "offline_ndcg",
+                every: int = 1) -> pd.DataFrame:
+    """Long table (ids, round, value) of a per-evaluation or per-round series.
+
+    ``metric``: ``offline_ndcg``, ``online_ndcg``, ``cumulative_online`` (discounted running
+    sum), a ranker statistic ``stat:<name>`` or an evaluation statistic ``eval:<name>``.
+    ``every`` thins per-round series.
+    """
+    store = store or ResultStore()
+    frames = []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        rounds, values = _series(trace, metric)
+        sel = slice(None, None, every)
+        frames.append(pd.DataFrame({**_ids(spec), "round": rounds[sel], "value": values[sel]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _series(trace, metric: str):
+    if metric == "offline_ndcg":
+        return trace.eval_rounds, trace.offline_ndcg
+    per_round = np.arange(1, trace.rounds + 1)
+    if metric == "online_ndcg":
+        return per_round, trace.online_ndcg
+    if metric == "cumulative_online":
+        return per_round, np.cumsum(trace.online_ndcg * 0.9995 ** np.arange(trace.rounds))
+    kind, _, name = metric.partition(":")
+    table = {"stat": trace.stats, "eval": trace.eval_stats}.get(kind)
+    if table is None or name not in table:
+        raise KeyError(f"unknown metric {metric!r}; this run has offline_ndcg, online_ndcg, cumulative_online, "
+                       + ", ".join([f"stat:{k}" for k in trace.stats] + [f"eval:{k}" for k in trace.eval_stats]))
+    return (per_round if kind == "stat" else trace.eval_rounds), table[name]
+
+
+def mean_ci(frame: pd.DataFrame, by: list[str], value: str = "value", level: float = 0.95) -> pd.DataFrame:
+    """Mean, standard deviation, count and the half-width of a t confidence interval per group."""
+    grouped = frame.groupby(by, sort=False)[value]
+    out = grouped.agg(mean="mean", std="std", n="count").reset_index()
+    tcrit = stats.t.ppf(0.5 + level / 2, np.maximum(out["n"] - 1, 1))
+    out["ci"] = np.where(out["n"] > 1, tcrit * out["std"] / np.sqrt(out["n"]), np.nan)
+    return out
