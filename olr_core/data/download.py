@@ -23,7 +23,10 @@ def download(name: str, data_dir=None, spec: DatasetSpec | None = None) -> Path:
     target = resolve_data_dir(data_dir) / spec.dirnames[0]
     try:
         path = pooch.retrieve(spec.url, known_hash=spec.url_sha256, path=target, progressbar=False)
-    except (OSError, ValueError) as err:   # requests' connection errors are OSErrors
+    except ValueError as err:              # pooch: the downloaded file's hash differs
+        raise ConnectionError(f"could not download {name}: {err}. The file at {spec.url} is not the one this "
+                              "book was checked against; obtain it as described: " + spec.obtain) from err
+    except OSError as err:                 # requests' connection errors are OSErrors
         raise ConnectionError(f"could not download {name} from {spec.url} ({err}). If this machine is offline, "
                               f"obtain it elsewhere: {spec.obtain}") from err
     return Path(path)

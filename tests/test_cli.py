@@ -1,0 +1,55 @@
+import json
+
+import pytest
+
+from olr_core.cli import main
+
+
+def test_run_json_reports_the_contracted_fields(capsys):
+    assert main(["run", "-a", "random", "-T", "50", "--seed", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("final_offline_ndcg10", "cumulative_online_ndcg10", "rounds", "seconds"):
+        assert key in out
+    assert out["rounds"] == 50
+
+
+def test_run_twice_reads_the_store(capsys):
+    main(["run", "-a", "offline_ranknet", "-T", "20", "--set", "l2=0.01", "--json"])
+    first = json.loads(capsys.readouterr().out)
+    main(["run", "-a", "offline_ranknet", "-T", "20", "--set", "l2=0.01", "--json"])
+    second = json.loads(capsys.readouterr().out)
+    assert first == second and first["spec"]["params"] == {"l2": 0.01}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "-a", "nope"], "unknown algorithm 'nope'; valid:"),
+    (["run", "-a", "random", "-c", "lazy"], "unknown click model 'lazy'"),
+    (["run", "-a", "random", "-T", "-1"], "rounds must be >= 0"),
+    (["run", "-a", "random", "-d", "mq2099"], "unknown data set 'mq2099'"),
+    (["run", "-a", "random", "--set", "x"], "--set expects key=value"),
+    (["run", "-a", "offline_ranknet", "--set", "lr=1"], "has no parameter lr"),
+    (["data", "info", "mq2008", "--data-dir", "/nonexistent"], "does not exist"),
+])
+def test_bad_input_gives_a_one_line_error(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_list_and_data_commands(capsys):
+    assert main(["list"]) == 0
+    assert "offline_lambdarank" in capsys.readouterr().out
+    assert main(["data", "list"]) == 0
+    assert "mslr-web10k" in capsys.readouterr().out
+    assert main(["data", "info", "synth-mq"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["train"]["features"] == 46
+    assert main(["data", "get", "yahoo"]) == 1
+    assert "registration" in capsys.readouterr().out
+
+
+def test_grid_command(tmp_path, capsys):
+    grid = tmp_path / "g.yml"
+    grid.write_text("algorithms: [random, oracle]\nrounds: 20\nseeds: 2\nclick_models: [perfect]\n")
+    assert main(["grid", str(grid), "--results", str(tmp_path / "r")]) == 0
+    assert "oracle" in capsys.readouterr().out

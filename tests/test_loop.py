@@ -1,0 +1,103 @@
+import numpy as np
+import pytest
+
+from olr_core.data import load_fold
+from olr_core.loop import query_sequence, run_online
+from olr_core.metrics import misordered_pairs, ndcg_at_k
+from olr_core.rankers import make_ranker
+from olr_core.rankers.base import BaseRanker, Display
+from olr_core.users import TopKRelevanceUser, make_user
+
+
+class Recorder(BaseRanker):
+    """Random ranker that keeps what it saw."""
+
+    def __init__(self):
+        self.seen, self.feedback = [], []
+
+    def rank(self, query):
+        self.seen.append(query.qid)
+        return Display(self.rng.permutation(query.n_docs))
+
+    def learn(self, query, display, feedback):
+        self.feedback.append((display.ranking[:10].copy(), feedback.clicks.copy()))
+        return {"clicks": int(feedback.clicks.sum())}
+
+    def score(self, docs):
+        return np.zeros(len(docs.features))
+
+
+@pytest.fixture(scope="module")
+def fold():
+    return load_fold("synth-mq")
+
+
+def test_same_seed_gives_identical_traces(fold):
+    user = make_user("navigational", fold.max_grade)
+    a = run_online(make_ranker("random"), fold, user, 200, seed=5)
+    b = run_online(make_ranker("random"), fold, user, 200, seed=5)
+    c = run_online(make_ranker("random"), fold, user, 200, seed=6)
+    np.testing.assert_array_equal(a.online_ndcg, b.online_ndcg)
+    np.testing.assert_array_equal(a.offline_ndcg, b.offline_ndcg)
+    assert not np.array_equal(a.online_ndcg, c.online_ndcg)
+
+
+def test_rankers_see_the_same_queries_and_users(fold):
+    user = make_user("informational", fold.max_grade)
+    r1, r2 = Recorder(), Recorder()
+    run_online(r1, fold, user, 50, seed=1)
+    run_online(r2, fold, user, 50, seed=1)
+    assert r1.seen == r2.seen
+    expected = [fold.train.qids[q] for q in query_sequence(fold.train.n_queries, 50, 1)]
+    assert r1.seen == expected
+
+
+def test_recorded_metrics_match_direct_computation(fold):
+    ranker = Recorder()
+    trace = run_online(ranker, fold, make_user("perfect", fold.max_grade), 40, seed=2, eval_every=7)
+    queries = query_sequence(fold.train.n_queries, 40, 2)
+    for t, q in enumerate(queries):
+        labels = fold.train.query(q).labels
+        shown = ranker.feedback[t][0]
+        assert trace.online_ndcg[t] == pytest.approx(ndcg_at_k(labels[shown], labels))
+    assert list(trace.eval_rounds) == [0, 7, 14, 21, 28, 35, 40]
+    np.testing.assert_array_equal(trace.stats["clicks"], [fb[1].sum() for fb in ranker.feedback])
+
+
+def test_misordered_pairs_recorded_for_the_whole_ranking(fold):
+    class Fixed(Recorder):
+        def rank(self, query):
+            self.full = getattr(self, "full", [])
+            d = Display(self.rng.permutation(query.n_docs))
+            self.full.append(query.labels[d.ranking])
+            return d
+
+    ranker = Fixed()
+    trace = run_online(ranker, fold, make_user("perfect", fold.max_grade), 30, seed=3)
+    assert list(trace.online_misordered) == [misordered_pairs(lab, cutoff=10) for lab in ranker.full]
+
+
+def test_oracle_online_and_offline(fold):
+    trace = run_online(make_ranker("oracle"), fold, make_user("perfect", fold.max_grade), 100, seed=0)
+    assert np.all(trace.offline_ndcg == 1.0)
+    queries = query_sequence(fold.train.n_queries, 100, 0)
+    has_rel = fold.train.has_relevant()[queries]
+    np.testing.assert_allclose(trace.online_ndcg[has_rel], 1.0)
+    np.testing.assert_allclose(trace.online_ndcg[~has_rel], 0.0)
+    assert trace.online_misordered.sum() == 0
+
+
+@pytest.mark.parametrize("rounds", [-1, 2.5])
+def test_bad_horizon_is_rejected(fold, rounds):
+    with pytest.raises(ValueError, match="rounds must be a non-negative integer"):
+        run_online(make_ranker("random"), fold, make_user("perfect", 2), rounds, seed=0)
+
+
+def test_zero_rounds_evaluates_the_initial_ranker(fold):
+    trace = run_online(make_ranker("oracle"), fold, make_user("perfect", 2), 0, seed=0)
+    assert trace.rounds == 0 and list(trace.eval_rounds) == [0]
+
+
+def test_feedback_kind_mismatch_is_an_error(fold):
+    with pytest.raises(ValueError, match="learns from 'clicks' feedback"):
+        run_online(make_ranker("random"), fold, TopKRelevanceUser(), 5, seed=0)

@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from olr_core.metrics import (average_relevant_position, batch_ndcg_at_k, cosine_similarity, cumulative_online,
+                              dcg_at_k, misordered_pairs, ndcg_at_k, rank_by_scores)
+
+grades = st.lists(st.integers(0, 4), min_size=1, max_size=30)
+
+
+def test_dcg_exact_small_case():
+    # (2^2-1)/log2(2) + (2^0-1)/log2(3) + (2^1-1)/log2(4) = 3 + 0 + 0.5
+    assert dcg_at_k([2, 0, 1], 10) == pytest.approx(3.5)
+    assert dcg_at_k([2, 0, 1], 1) == pytest.approx(3.0)
+
+
+def test_ideal_dcg_uses_the_full_label_list():
+    # shown list [1] but a grade-2 document exists below the cutoff
+    assert ndcg_at_k([1], [1, 2, 0], k=1) == pytest.approx(1 / 3)
+
+
+def test_query_without_relevant_documents():
+    assert ndcg_at_k([0, 0], [0, 0, 0]) == 0.0
+    out = batch_ndcg_at_k(np.array([[0.3, 0.1]]), np.array([[0, 0]]), np.ones((1, 2), bool))
+    assert np.isnan(out[0])
+
+
+@given(grades)
+def test_oracle_ranking_has_ndcg_one(labels):
+    labels = np.array(labels)
+    ranked = labels[rank_by_scores(labels.astype(float), np.random.default_rng(0))]
+    if labels.max() > 0:
+        assert ndcg_at_k(ranked, labels) == pytest.approx(1.0)
+        assert misordered_pairs(ranked) == 0
+
+
+@settings(max_examples=50)
+@given(st.lists(grades, min_size=1, max_size=5), st.integers(0, 1000))
+def test_batch_ndcg_equals_per_query_ndcg(queries, seed):
+    rng = np.random.default_rng(seed)
+    width = max(map(len, queries))
+    labels = np.zeros((len(queries), width), int)
+    mask = np.zeros_like(labels, bool)
+    for i, q in enumerate(queries):
+        labels[i, :len(q)], mask[i, :len(q)] = q, True
+    scores = rng.random(labels.shape)
+    batch = batch_ndcg_at_k(scores, labels, mask, 10)
+    for i, q in enumerate(queries):
+        q = np.array(q)
+        ranked = q[np.argsort(-scores[i, :len(q)])]
+        expected = ndcg_at_k(ranked, q) if q.max() > 0 else np.nan
+        np.testing.assert_allclose(batch[i], expected)
+
+
+@given(grades, st.integers(0, 100))
+def test_rank_by_scores_returns_a_permutation(labels, seed):
+    order = rank_by_scores(np.array(labels, float), np.random.default_rng(seed))
+    assert sorted(order) == list(range(len(labels)))
+
+
+def test_ties_are_broken_at_random():
+    orders = {tuple(rank_by_scores(np.zeros(3), np.random.default_rng(s))) for s in range(30)}
+    assert len(orders) == 6
+
+
+def test_misordered_pairs_exact_cases():
+    assert misordered_pairs([0, 1, 2]) == 3
+    assert misordered_pairs([2, 0, 1]) == 1
+    assert misordered_pairs([0, 1, 2], cutoff=1) == 2
+    assert misordered_pairs([1, 1, 0]) == 0
+
+
+def test_cumulative_online_and_other_metrics():
+    assert cumulative_online([1, 1, 1], 0.5) == pytest.approx(1.75)
+    assert average_relevant_position([0, 1, 0, 2]) == pytest.approx(3.0)
+    assert np.isnan(average_relevant_position([0, 0]))
+    assert cosine_similarity([1, 0], [2, 0]) == pytest.approx(1.0)
+    assert cosine_similarity([1, 0], [0, 0]) == 0.0
