@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .data.ranking_data import Fold, RankingData
-from .metrics import _discounts, batch_ndcg_at_k, cosine_similarity, cumulative_online
+from .kernels import segment_ndcg
+from .metrics import _discounts, cosine_similarity, cumulative_online, ideal_dcg_rows, padded_gains
 
 
 @dataclass
@@ -78,17 +79,31 @@ def random_streams(seed: int) -> dict[str, np.random.Generator]:
 
 
 class OfflineEvaluator:
-    """Mean NDCG@k of a ranker's scores on a split, over queries with a relevant document."""
+    """Mean NDCG@k of a ranker's scores on a split, over queries with a relevant document.
+
+    Ties are broken by one uniform random key per document per evaluation (a compiled
+    top-k selection per query, :func:`olr_core.kernels.segment_ndcg`).
+    """
 
     def __init__(self, data: RankingData, k: int = 10):
-        self.data, self.k = data, k
-        self.index, self.mask = data.padded()
-        self.labels = np.where(self.mask, data.labels[self.index], 0)
+        self.k, self.n_docs = k, data.n_docs
+        self.offsets = data.offsets
+        self.gains = 2.0 ** data.labels - 1.0
+        self.ideal = _ideal_dcgs(data, k)
         self.keep = data.has_relevant()
+        self.out = np.empty(data.n_queries)
+
+    def per_query(self, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """NDCG@k of each query (NaN for queries without a relevant document)."""
+        keys = rng.random(self.n_docs)
+        return segment_ndcg(np.asarray(scores, dtype=np.float64), keys, self.gains, self.offsets, self.ideal,
+                            self.k, self.out)
 
     def __call__(self, scores: np.ndarray, rng: np.random.Generator) -> float:
-        per_query = batch_ndcg_at_k(scores[self.index], self.labels, self.mask, self.k, rng)
-        return float(per_query[self.keep].mean()) if self.keep.any() else float("nan")
+        """Mean NDCG@k of ranking each query's documents by ``scores`` (one per document)."""
+        if not self.keep.any():
+            return float("nan")
+        return float(self.per_query(scores, rng)[self.keep].mean())
 
 
 def _check(rounds, eval_every, cutoff, ranker, user):
@@ -164,9 +179,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
 
 def _ideal_dcgs(data: RankingData, k: int) -> np.ndarray:
     index, mask = data.padded()
-    gains = np.where(mask, 2.0 ** data.labels[index] - 1.0, 0.0)
-    top = -np.sort(-gains, axis=1)[:, :k]
-    return top @ _discounts(top.shape[1])
+    return ideal_dcg_rows(padded_gains(data.labels[index], mask), k)
 
 
 def _better_counts(data: RankingData) -> np.ndarray:
@@ -182,5 +195,12 @@ def _misordered_at_top(shown_labels: np.ndarray, better_than: np.ndarray) -> int
 
     For the document at position r: documents better than it, minus those shown above it.
     """
-    better_above = (shown_labels[None, :] > shown_labels[:, None]) & np.tri(len(shown_labels), k=-1, dtype=bool)
-    return int(better_than[shown_labels].sum() - better_above.sum())
+    n = len(shown_labels)
+    if n not in _TRI_PAIRS:
+        _TRI_PAIRS[n] = np.tril_indices(n, -1)      # (position, a position above it)
+    below, above = _TRI_PAIRS[n]
+    better_above = np.count_nonzero(shown_labels[above] > shown_labels[below])
+    return int(better_than[shown_labels].sum()) - better_above
+
+
+_TRI_PAIRS: dict = {}

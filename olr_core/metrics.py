@@ -41,18 +41,47 @@ def rank_by_scores(scores: np.ndarray, rng: np.random.Generator | None = None) -
     return np.lexsort((noise, -scores), axis=-1)
 
 
-def batch_ndcg_at_k(scores, labels, mask, k: int = 10, rng=None) -> np.ndarray:
+def top_k_indices(scores: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Column indices of the ``k`` highest scores of each row, best first, ties broken at random.
+
+    Exact: among equal scores every order is equally likely (columns are visited in one
+    random order shared by all rows, which is uniform for each row). Costs a partition,
+    not a full sort, of each row.
+    """
+    n, width = scores.shape
+    k = min(k, width)
+    perm = rng.permutation(width)
+    s = scores[:, perm]
+    kth = -np.partition(-s, k - 1, axis=1)[:, k - 1:k]
+    above = s > kth
+    tied = s == kth
+    take = above | (tied & (np.cumsum(tied, axis=1) <= k - above.sum(axis=1, keepdims=True)))
+    cols = np.nonzero(take)[1].reshape(n, k)
+    order = np.argsort(-np.take_along_axis(s, cols, axis=1), axis=1, kind="stable")
+    return perm[np.take_along_axis(cols, order, axis=1)]
+
+
+def padded_gains(labels, mask) -> np.ndarray:
+    return np.where(mask, 2.0 ** labels - 1.0, 0.0)
+
+
+def ideal_dcg_rows(gains: np.ndarray, k: int) -> np.ndarray:
+    """IDCG@k of each row of padded gains."""
+    top = -np.sort(-gains, axis=1)[:, :k]
+    return top @ _discounts(top.shape[1])
+
+
+def batch_ndcg_at_k(scores, labels, mask, k: int = 10, rng=None, ideal=None) -> np.ndarray:
     """NDCG@k of each row of padded ``(n_queries, width)`` scores; NaN without relevant documents.
 
-    ``mask`` marks real documents; padding is ranked last.
+    ``mask`` marks real documents; padding is ranked last. ``ideal`` may pass precomputed
+    IDCG@k per row.
     """
-    scores = np.where(mask, scores, -np.inf)
-    order = rank_by_scores(scores, rng)
-    gains = np.where(mask, 2.0 ** labels - 1.0, 0.0)
-    k = min(k, scores.shape[1])
-    disc = _discounts(k)
-    dcg = (np.take_along_axis(gains, order[:, :k], axis=1) * disc).sum(axis=1)
-    ideal = (-np.sort(-gains, axis=1)[:, :k] * disc).sum(axis=1)
+    rng = rng if rng is not None else np.random.default_rng(0)
+    gains = padded_gains(labels, mask)
+    top = top_k_indices(np.where(mask, scores, -np.inf), k, rng)
+    dcg = np.take_along_axis(gains, top, axis=1) @ _discounts(top.shape[1])
+    ideal = ideal_dcg_rows(gains, k) if ideal is None else ideal
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ideal > 0, dcg / ideal, np.nan)
 

@@ -77,3 +77,26 @@ def test_cumulative_online_and_other_metrics():
     assert np.isnan(average_relevant_position([0, 0]))
     assert cosine_similarity([1, 0], [2, 0]) == pytest.approx(1.0)
     assert cosine_similarity([1, 0], [0, 0]) == 0.0
+
+
+def test_compiled_evaluation_equals_the_numpy_reference():
+    from olr_core.data import load_fold
+    from olr_core.loop import OfflineEvaluator
+
+    data = load_fold("synth-mq").test
+    index, mask = data.padded()
+    labels = np.where(mask, data.labels[index], 0)
+    scores = np.random.default_rng(0).random(data.n_docs)
+    compiled = OfflineEvaluator(data).per_query(scores, np.random.default_rng(1))
+    reference = batch_ndcg_at_k(scores[index], labels, mask, 10, np.random.default_rng(1))
+    np.testing.assert_allclose(compiled, reference)
+
+
+def test_compiled_evaluation_breaks_ties_uniformly():
+    """Two tied documents, one relevant: each order in about half of 4,000 evaluations (4 s.e.)."""
+    from olr_core.kernels import segment_ndcg
+
+    gains, offsets, ideal = np.array([0.0, 1.0]), np.array([0, 2]), np.array([1.0])
+    rng = np.random.default_rng(0)
+    first = [segment_ndcg(np.zeros(2), rng.random(2), gains, offsets, ideal, 1, np.empty(1))[0] for _ in range(4000)]
+    assert abs(np.mean(first) - 0.5) < 4 * np.sqrt(0.25 / 4000)

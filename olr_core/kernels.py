@@ -1,0 +1,49 @@
+"""Compiled (numba) inner loops for the hot paths: offline evaluation and list operations.
+
+Each kernel has a plain numpy counterpart elsewhere in the package that the tests
+compare it with; the kernels exist only because per-round work must cost microseconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _better(i, j, scores, keys):
+    """Document i ranks above j: higher score, or equal score and higher random key."""
+    return scores[i] > scores[j] or (scores[i] == scores[j] and keys[i] > keys[j])
+
+
+@njit(cache=True)
+def segment_top_k(scores, keys, lo, hi, k, buffer):
+    """Fill ``buffer`` with the best ``min(k, hi - lo)`` documents of [lo, hi), best first."""
+    count = 0
+    m = min(k, hi - lo)
+    for i in range(lo, hi):
+        if count < m:
+            pos = count
+            count += 1
+        elif _better(i, buffer[m - 1], scores, keys):
+            pos = m - 1
+        else:
+            continue
+        while pos > 0 and _better(i, buffer[pos - 1], scores, keys):
+            buffer[pos] = buffer[pos - 1]
+            pos -= 1
+        buffer[pos] = i
+    return m
+
+
+@njit(cache=True)
+def segment_ndcg(scores, keys, gains, offsets, ideal, k, out):
+    """NDCG@k of every query (documents offsets[q]..offsets[q+1]) ranked by (score, key)."""
+    buffer = np.empty(k, dtype=np.int64)
+    for q in range(len(offsets) - 1):
+        m = segment_top_k(scores, keys, offsets[q], offsets[q + 1], k, buffer)
+        dcg = 0.0
+        for r in range(m):
+            dcg += gains[buffer[r]] / np.log2(r + 2.0)
+        out[q] = dcg / ideal[q] if ideal[q] > 0 else np.nan
+    return out
