@@ -6,10 +6,12 @@ one from a name and keyword parameters, with errors that list what is valid.
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 from .base import BaseRanker, Display, LinearRanker, Ranker
 from .baselines import OracleRanker, RandomRanker
+from .dueling import DBGD, MGD, NSGD
 from .offline import OfflineLambdaRank, OfflineRankNet
 
 ALGORITHMS: dict[str, type] = {
@@ -17,14 +19,26 @@ ALGORITHMS: dict[str, type] = {
     "oracle": OracleRanker,
     "offline_ranknet": OfflineRankNet,
     "offline_lambdarank": OfflineLambdaRank,
+    "dbgd": DBGD,
+    "mgd": MGD,
+    "nsgd": NSGD,
+    "dbgd_dsp": functools.partial(DBGD, dsp=True),
+    "mgd_dsp": functools.partial(MGD, dsp=True),
+    "nsgd_dsp": functools.partial(NSGD, dsp=True),
 }
 
 
 def algorithm_parameters(name: str) -> dict:
     """The tunable parameters of an algorithm and their defaults."""
-    cls = get_algorithm(name)
-    sig = inspect.signature(cls.__init__)
-    return {k: p.default for k, p in sig.parameters.items() if k != "self" and p.kind == p.POSITIONAL_OR_KEYWORD}
+    factory = get_algorithm(name)
+    params = {}
+    for cls in reversed(getattr(factory, "func", factory).__mro__):     # base-class keywords first
+        if "__init__" in vars(cls) and cls is not object:
+            for key, p in inspect.signature(cls.__init__).parameters.items():
+                if key != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                    params[key] = p.default
+    params.update(getattr(factory, "keywords", {}))
+    return params
 
 
 def get_algorithm(name: str) -> type:

@@ -1,0 +1,209 @@
+"""Dueling bandit gradient descent and its descendants, with optional document-space projection.
+
+- DBGD (Yue & Joachims 2009): compare the current ranker with one perturbed copy
+  ``theta + step * u`` (u uniform on the unit sphere) by interleaving; if the copy wins,
+  ``theta += lr * u``.
+- MGD (Schuth et al. 2016): several candidates at once by multileaving; move towards the
+  mean of the winners.
+- NSGD (Wang et al. 2018): candidates drawn from the null space of recently losing
+  directions, those most able to change the current query's ranking kept; ties between
+  winners broken on recent difficult queries.
+- DSP (Wang et al. 2019): replace the update direction by ``lambda * A u + (1 - lambda) * u``,
+  ``A`` the projector on the document space (:mod:`.projection`).
+
+The scorer (linear or MLP, :mod:`.scorers`) is a parameter: the same code perturbs a
+linear weight vector or all weights of a network.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ..metrics import rank_by_scores
+from .base import BaseRanker, Display
+from .interleaving import pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit
+from .projection import DocumentSpace, orthonormal_basis, project
+from .scorers import make_scorer, unit_sphere
+
+MULTILEAVING = ("team_draft", "probabilistic")
+
+
+class DuelingRanker(BaseRanker):
+    """Shared machinery of the dueling family: propose, multileave, judge, update, project."""
+
+    n_candidates = 1
+
+    def __init__(self, learning_rate: float = 0.1, step: float = 1.0, decay: float = 0.9999977,
+                 multileave: str = "team_draft", tau: float = 3.0, shared_prefix: bool = True,
+                 scorer: str = "linear", hidden: int = 10, dsp: bool = False, dsp_k: int = 3, dsp_r: int = 10,
+                 dsp_oracle: bool = False, dsp_lambda: float = 1.0, dsp_renormalize: bool = False,
+                 cutoff: int = 10):
+        if multileave not in MULTILEAVING:
+            raise ValueError(f"unknown multileave {multileave!r}; valid: {', '.join(MULTILEAVING)}")
+        if not 0.0 <= dsp_lambda <= 1.0:
+            raise ValueError(f"dsp_lambda must lie in [0, 1], got {dsp_lambda}")
+        self.learning_rate, self.step, self.decay = float(learning_rate), float(step), float(decay)
+        self.multileave, self.tau, self.shared_prefix = multileave, float(tau), bool(shared_prefix)
+        self.scorer = make_scorer(scorer, hidden)
+        if dsp and not self.scorer.linear:
+            raise ValueError("document-space projection needs the linear scorer (documents span feature space)")
+        self.dsp, self.dsp_k, self.dsp_r, self.dsp_oracle = bool(dsp), int(dsp_k), int(dsp_r), bool(dsp_oracle)
+        self.dsp_lambda, self.dsp_renormalize, self.cutoff = float(dsp_lambda), bool(dsp_renormalize), int(cutoff)
+
+    # -- protocol -------------------------------------------------------------------------
+    def start(self, train, rng) -> None:
+        super().start(train, rng)
+        self.theta = self.scorer.init(train.n_features, rng)
+        self.lr = self.learning_rate
+        self.space = DocumentSpace(train.n_features, self.dsp_k, self.dsp_r, self.dsp_oracle) if self.dsp else None
+
+    def rank(self, query) -> Display:
+        directions = self.propose(query)
+        thetas = np.vstack([self.theta, self.theta + self.step * directions])
+        rankings = rank_by_scores(self.scorer.scores_many(query.features, thetas), self.rng)
+        if self.multileave == "team_draft":
+            shown, team = team_draft(rankings, self.cutoff, self.rng, self.shared_prefix)
+            return Display(shown, info=(directions, team, None))
+        shown, posterior = probabilistic_multileave(rankings, self.cutoff, self.rng, self.tau)
+        return Display(shown, info=(directions, None, posterior))
+
+    def learn(self, query, display, feedback) -> dict:
+        clicks = feedback.clicks
+        if not clicks.any():
+            return {"won": 0.0}
+        directions, team, posterior = display.info
+        if team is not None:
+            credit = team_draft_credit(team, clicks, len(directions) + 1)
+            margins = (credit[1:] - credit[0]).astype(float)
+        else:
+            margins = pm_outcomes(posterior, clicks)[1:]
+        self.observe(query, display, feedback, directions, margins)
+        examined = self.space.examined(query.features, display.ranking, feedback) if self.dsp else None
+        stats = {"won": float((margins > 0).any())}
+        if (margins > 0).any():
+            direction = self.combine(directions, margins)
+            if self.dsp:
+                direction, stats["doc_space_rank"] = self.projected(direction, examined)
+            self.theta = self.theta + self.lr * direction
+            self.lr *= self.decay
+        if self.dsp:
+            self.space.remember(examined)
+        return stats
+
+    def score(self, docs) -> np.ndarray:
+        return self.scorer.scores(docs.features, self.theta)
+
+    def weights(self) -> np.ndarray:
+        return self.theta
+
+    # -- the parts subclasses change -------------------------------------------------------
+    def propose(self, query) -> np.ndarray:
+        """Exploration directions (n_candidates x p), uniform on the unit sphere."""
+        return unit_sphere(self.rng, self.n_candidates, len(self.theta))
+
+    def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
+        """The update direction from the winners (margin > 0): their mean."""
+        return directions[margins > 0].mean(axis=0)
+
+    def observe(self, query, display, feedback, directions, margins) -> None:
+        """Hook for methods that learn from the comparison beyond the update (NSGD)."""
+
+    def projected(self, direction: np.ndarray, examined: np.ndarray):
+        """lambda * A u + (1 - lambda) * u, optionally renormalised (reference code); and rank(A)."""
+        basis = self.space.basis(examined)
+        out = self.dsp_lambda * project(direction, basis) + (1.0 - self.dsp_lambda) * direction
+        if self.dsp_renormalize:
+            norm = np.linalg.norm(out)
+            out = out / norm if norm > 0 else out
+        return out, float(len(basis))
+
+
+class DBGD(DuelingRanker):
+    """Dueling bandit gradient descent: one candidate, team-draft interleaving."""
+
+    n_candidates = 1
+
+
+class MGD(DuelingRanker):
+    """Multileave gradient descent: ``n_candidates`` candidates (9 with team-draft, 49 probabilistic)."""
+
+    def __init__(self, n_candidates: int | None = None, multileave: str = "team_draft", **kwargs):
+        super().__init__(multileave=multileave, **kwargs)
+        default = 9 if multileave == "team_draft" else 49
+        self.n_candidates = int(n_candidates if n_candidates is not None else default)
+
+
+class NSGD(DuelingRanker):
+    """Null-space gradient descent (Wang et al. 2018).
+
+    Losing directions of the last ``history`` comparisons are kept with their margins; new
+    candidates are drawn from the null space of the ``n_null`` worst of them (at most
+    ``d - 1``, so the null space is never empty); of ``n_sample`` such draws the
+    ``n_candidates`` with the largest ``|v . mean document feature|`` are compared. When
+    several candidates share the best margin, the one whose ranking puts the clicked
+    documents highest (DCG of clicks) on the ``n_difficult`` most recent queries the
+    current ranker lost is chosen.
+    """
+
+    def __init__(self, n_candidates: int = 9, history: int = 60, n_null: int = 25, n_sample: int = 20,
+                 n_difficult: int = 10, **kwargs):
+        super().__init__(**kwargs)
+        if self.multileave != "team_draft":
+            raise ValueError("NSGD is defined with team-draft multileaving")
+        self.n_candidates, self.history, self.n_null = int(n_candidates), int(history), int(n_null)
+        self.n_sample, self.n_difficult = int(n_sample), int(n_difficult)
+
+    def start(self, train, rng) -> None:
+        super().start(train, rng)
+        self.losers = deque(maxlen=self.history)
+        self.difficult = deque(maxlen=self.n_difficult)
+
+    def null_space(self) -> np.ndarray | None:
+        """Basis rows of the null space of the worst recent losing directions (None: no history)."""
+        if not self.losers:
+            return None
+        worst = sorted(self.losers, key=lambda pair: pair[0])[: min(self.n_null, len(self.theta) - 1)]
+        G = np.array([u for _, u in worst])
+        row_space = orthonormal_basis(G)
+        _, _, vt = np.linalg.svd(np.vstack([row_space, np.zeros((1, G.shape[1]))]), full_matrices=True)
+        return vt[len(row_space):]
+
+    def propose(self, query) -> np.ndarray:
+        basis = self.null_space()
+        if basis is None or len(basis) == 0:
+            samples = unit_sphere(self.rng, self.n_sample, len(self.theta))
+        else:
+            samples = self.rng.standard_normal((self.n_sample, len(basis))) @ basis
+            samples /= np.linalg.norm(samples, axis=1, keepdims=True)
+        mean_doc = query.features.mean(axis=0)
+        if not self.scorer.linear:
+            return samples[: self.n_candidates]
+        strength = np.abs(samples @ mean_doc)
+        return samples[np.argsort(-strength, kind="stable")[: self.n_candidates]]
+
+    def observe(self, query, display, feedback, directions, margins) -> None:
+        for u, margin in zip(directions, margins):
+            if margin < 0:
+                self.losers.append((float(margin), u))
+        if (margins > 0).any():
+            shown = display.ranking
+            self.difficult.append((query.features[shown], feedback.clicks[: len(shown)].copy()))
+
+    def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
+        best = np.flatnonzero(margins == margins.max())
+        if len(best) > 1 and self.difficult:
+            quality = [self._clicked_dcg(self.theta + self.step * directions[j]) for j in best]
+            top = np.flatnonzero(np.isclose(quality, max(quality)))
+            best = best[top]
+        return directions[best[self.rng.integers(len(best))]]
+
+    def _clicked_dcg(self, theta: np.ndarray) -> float:
+        total = 0.0
+        for features, clicks in self.difficult:
+            order = np.argsort(-self.scorer.scores(features, theta), kind="stable")
+            ranks = np.empty(len(order), dtype=np.int64)
+            ranks[order] = np.arange(len(order))
+            total += float((clicks / np.log2(ranks + 2.0)).sum())
+        return total

@@ -1,0 +1,79 @@
+"""Scoring functions with a flat parameter vector, so that one learner drives any of them.
+
+A scorer maps features ``X`` (n x d) and a parameter vector ``theta`` (p,) to scores (n,);
+``scores_many`` scores the same documents under several parameter vectors at once.
+Dueling bandit methods perturb ``theta`` directly, whatever model it parameterises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class LinearScorer:
+    """s(x) = theta . x (p = d)."""
+
+    linear = True
+
+    def n_params(self, n_features: int) -> int:
+        return n_features
+
+    def init(self, n_features: int, rng: np.random.Generator) -> np.ndarray:
+        return np.zeros(n_features)
+
+    def scores(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        return X @ theta
+
+    def scores_many(self, X: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+        """(m, n) scores for m parameter vectors (rows of ``thetas``)."""
+        return thetas @ X.T
+
+
+class MLPScorer:
+    """One hidden layer: s(x) = w2 . tanh(W1 x + b1); theta = [W1 (h x d), b1 (h), w2 (h)].
+
+    Initialised with small random weights (a zero network has no gradient signal in
+    its hidden layer and every perturbation would act linearly).
+    """
+
+    linear = False
+
+    def __init__(self, hidden: int = 10, init_scale: float = 0.1):
+        self.hidden, self.init_scale = int(hidden), float(init_scale)
+
+    def n_params(self, n_features: int) -> int:
+        return self.hidden * (n_features + 2)
+
+    def init(self, n_features: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.normal(0.0, self.init_scale, self.n_params(n_features))
+
+    def _split(self, thetas: np.ndarray, d: int):
+        h = self.hidden
+        W1 = thetas[..., : h * d].reshape(*thetas.shape[:-1], h, d)
+        return W1, thetas[..., h * d: h * d + h], thetas[..., h * d + h:]
+
+    def scores(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        W1, b1, w2 = self._split(theta, X.shape[1])
+        return np.tanh(X @ W1.T + b1) @ w2
+
+    def scores_many(self, X: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+        W1, b1, w2 = self._split(thetas, X.shape[1])
+        hidden = np.tanh(np.einsum("nd,mhd->mnh", X, W1) + b1[:, None, :])
+        return np.einsum("mnh,mh->mn", hidden, w2)
+
+
+SCORERS = {"linear": LinearScorer, "mlp": MLPScorer}
+
+
+def make_scorer(name: str, hidden: int = 10):
+    if name == "linear":
+        return LinearScorer()
+    if name == "mlp":
+        return MLPScorer(hidden)
+    raise ValueError(f"unknown scorer {name!r}; valid: {', '.join(SCORERS)}")
+
+
+def unit_sphere(rng: np.random.Generator, m: int, p: int) -> np.ndarray:
+    """m directions drawn uniformly from the unit sphere in R^p (normalised Gaussians)."""
+    u = rng.standard_normal((m, p))
+    return u / np.linalg.norm(u, axis=1, keepdims=True)

@@ -1,0 +1,157 @@
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from olr_core.data import load_fold
+from olr_core.loop import run_online
+from olr_core.rankers import make_ranker
+from olr_core.rankers.dueling import DBGD
+from olr_core.rankers.interleaving import (pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit)
+from olr_core.rankers.projection import DocumentSpace, orthonormal_basis, projection_matrix
+from olr_core.users import Clicks, make_user
+
+
+def test_team_draft_list_is_a_duplicate_free_prefix_and_teams_follow_their_rankers():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        rankings = np.array([rng.permutation(15) for _ in range(3)])
+        shown, team = team_draft(rankings, 10, rng)
+        assert len(set(shown)) == 10
+        for r in range(3):
+            mine = shown[team == r]
+            positions = [list(rankings[r]).index(d) for d in mine]
+            assert positions == sorted(positions)       # each team picks in its ranker's order
+
+
+def test_shared_prefix_earns_no_credit():
+    rankings = np.array([[0, 1, 2, 3, 4], [0, 1, 3, 2, 4]])
+    shown, team = team_draft(rankings, 5, np.random.default_rng(0))
+    assert list(shown[:2]) == [0, 1] and list(team[:2]) == [-1, -1]
+    _, team = team_draft(rankings, 5, np.random.default_rng(0), shared_prefix=False)
+    assert (team >= 0).all()
+
+
+@pytest.mark.parametrize("m", [2, 5])
+def test_team_draft_is_fair_for_identical_rankers_under_random_clicks(m):
+    """Identical rankers, clicks at random: each ranker wins equally often (4 s.e. tolerance)."""
+    rng = np.random.default_rng(1)
+    ranking = rng.permutation(20)
+    wins, n = np.zeros(m), 6000
+    for _ in range(n):
+        shown, team = team_draft(np.tile(ranking, (m, 1)), 10, rng, shared_prefix=False)
+        credit = team_draft_credit(team, rng.random(10) < 0.3, m)
+        top = np.flatnonzero(credit == credit.max())
+        if credit.max() > 0 and len(top) == 1:
+            wins[top[0]] += 1
+    share = wins / wins.sum()
+    assert np.all(np.abs(share - 1 / m) < 4 * np.sqrt((1 / m) * (1 - 1 / m) / wins.sum()))
+
+
+def test_probabilistic_multileave_posteriors_and_exact_outcomes():
+    rng = np.random.default_rng(2)
+    rankings = np.array([rng.permutation(6) for _ in range(3)])
+    shown, post = probabilistic_multileave(rankings, 4, rng)
+    assert len(set(shown)) == 4
+    np.testing.assert_allclose(post.sum(axis=1), 1.0)
+    clicks = np.array([True, False, True, True])
+    exact = pm_outcomes(post, clicks)
+    # brute force over all team assignments of the clicked slots
+    clicked = post[clicks]
+    expected = np.zeros(3)
+    for teams in itertools.product(range(3), repeat=len(clicked)):
+        prob = np.prod([clicked[i, t] for i, t in enumerate(teams)])
+        credit = np.bincount(teams, minlength=3)
+        expected += prob * np.sign(credit - credit[0])
+    np.testing.assert_allclose(exact, expected)
+    assert exact[0] == 0
+
+
+def test_probabilistic_multileave_is_fair_for_identical_rankers():
+    rng = np.random.default_rng(3)
+    ranking = rng.permutation(12)
+    shown, post = probabilistic_multileave(np.tile(ranking, (4, 1)), 10, rng)
+    np.testing.assert_allclose(post, 0.25)
+    np.testing.assert_allclose(pm_outcomes(post, rng.random(10) < 0.5), 0.0)
+
+
+def test_probabilistic_first_slot_follows_the_rank_distribution():
+    rng = np.random.default_rng(4)
+    ranking = np.arange(5)
+    counts = np.zeros(5)
+    n = 20000
+    for _ in range(n):
+        shown, _ = probabilistic_multileave(ranking[None, :], 1, rng)
+        counts[shown[0]] += 1
+    p = 1 / np.arange(1, 6) ** 3
+    p /= p.sum()
+    assert np.all(np.abs(counts / n - p) < 4 * np.sqrt(p * (1 - p) / n) + 1e-9)
+
+
+def test_projection_is_symmetric_idempotent_and_fixes_the_document_space():
+    rng = np.random.default_rng(5)
+    D = rng.random((6, 20))
+    A = projection_matrix(D)
+    np.testing.assert_allclose(A, A.T, atol=1e-12)
+    np.testing.assert_allclose(A @ A, A, atol=1e-12)
+    v = rng.random(6) @ D                          # a vector in the document space
+    np.testing.assert_allclose(A @ v, v, atol=1e-10)
+    assert np.trace(A) == pytest.approx(6)
+    duplicate = np.vstack([D, D[:2] * 3.0])         # rank-deficient input keeps rank 6
+    assert len(orthonormal_basis(duplicate)) == 6
+
+
+def test_document_space_infers_examination_and_remembers_recent_documents():
+    space = DocumentSpace(n_features=4, k=1, r=3)
+    X = np.eye(4)[[0, 1, 2, 3, 0]]
+    fb = Clicks(np.array([True, False, False, False, False]), last_examined=4)
+    examined = space.examined(X, np.arange(5), fb)
+    assert len(examined) == 2                       # last click at 0, plus k = 1
+    space.remember(examined)
+    space.remember(X[[2]])
+    assert space.n_recent == 3 and len(space.basis(X[[3]])) == 4
+    oracle = DocumentSpace(4, k=1, r=0, oracle=True)
+    assert len(oracle.examined(X, np.arange(5), fb)) == 5
+
+
+def test_dbgd_with_an_oracle_comparison_climbs_a_concave_utility():
+    """v(w) = -|w - w*|^2 and P(w' beats w) = sigmoid(v(w') - v(w)): 2,000 duels move w towards w*."""
+    d = 10
+    rng = np.random.default_rng(6)
+    w_star = rng.standard_normal(d)
+    ranker = DBGD(learning_rate=0.05, step=0.5)
+    ranker.rng, ranker.theta = rng, np.zeros(d)
+
+    def utility(w):
+        return -np.sum((w - w_star) ** 2)
+
+    start = utility(ranker.theta)
+    for _ in range(2000):
+        u = ranker.propose(None)
+        wins = rng.random() < expit(utility(ranker.theta + ranker.step * u[0]) - utility(ranker.theta))
+        if wins:
+            ranker.theta = ranker.theta + ranker.learning_rate * ranker.combine(u, np.array([1.0]))
+    assert utility(ranker.theta) > 0.2 * start      # at least 80% of the initial gap closed
+
+
+@pytest.mark.parametrize("name", ["dbgd", "mgd", "nsgd", "dbgd_dsp", "mgd_dsp", "nsgd_dsp"])
+def test_dueling_rankers_learn_on_synthetic_data(name):
+    fold = load_fold("synth-mq")
+    trace = run_online(make_ranker(name), fold, make_user("perfect", fold.max_grade), 600, seed=0, eval_every=100)
+    random = run_online(make_ranker("random"), fold, make_user("perfect", fold.max_grade), 600, seed=0,
+                        eval_every=100)
+    assert trace.offline_ndcg[-1] > random.offline_ndcg[-1] + 0.05
+    assert len(set(trace.online_ndcg)) > 1
+
+
+def test_probabilistic_mgd_and_mlp_dbgd_run():
+    fold = load_fold("synth-mq")
+    user = make_user("navigational", fold.max_grade)
+    pm = run_online(make_ranker("mgd", multileave="probabilistic"), fold, user, 200, seed=1, eval_every=50)
+    mlp = run_online(make_ranker("dbgd", scorer="mlp", hidden=8), fold, user, 200, seed=1, eval_every=50)
+    assert np.isfinite(pm.offline_ndcg).all() and np.isfinite(mlp.offline_ndcg).all()
+    with pytest.raises(ValueError, match="needs the linear scorer"):
+        make_ranker("dbgd_dsp", scorer="mlp")
+    with pytest.raises(ValueError, match="unknown multileave"):
+        make_ranker("mgd", multileave="balanced")
