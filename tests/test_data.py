@@ -3,9 +3,19 @@ import gzip
 import numpy as np
 import pytest
 
-from olr_core.data import (DataFormatError, DataNotFoundError, describe, generate, get_spec, load_fold, read_letor,
-                           synthetic_fold, verify_checksums, write_letor)
-from olr_core.data import letor
+from olr_core.data import (
+    DataFormatError,
+    DataNotFoundError,
+    describe,
+    generate,
+    get_spec,
+    letor,
+    load_fold,
+    read_letor,
+    synthetic_fold,
+    verify_checksums,
+    write_letor,
+)
 from olr_core.data.synthetic import PRESETS
 
 from .conftest import tiny_data

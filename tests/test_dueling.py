@@ -8,7 +8,7 @@ from olr_core.data import load_fold
 from olr_core.loop import run_online
 from olr_core.rankers import make_ranker
 from olr_core.rankers.dueling import DBGD
-from olr_core.rankers.interleaving import (pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit)
+from olr_core.rankers.interleaving import pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit
 from olr_core.rankers.projection import DocumentSpace, orthonormal_basis, projection_matrix
 from olr_core.users import Clicks, make_user
 

@@ -1,9 +1,18 @@
 import numpy as np
 import pytest
 
-from olr_core.experiments import (ResultStore, RunSpec, curve_frame, execute, expand_grid, mean_ci, run_grid,
-                                  spec_key, summary_frame)
-from olr_core.experiments import runner
+from olr_core.experiments import (
+    ResultStore,
+    RunSpec,
+    curve_frame,
+    execute,
+    expand_grid,
+    mean_ci,
+    run_grid,
+    runner,
+    spec_key,
+    summary_frame,
+)
 
 GRID = {"algorithms": ["random", {"name": "offline_ranknet", "params": {"l2": 0.01}}],
         "click_models": ["perfect", "navigational"], "seeds": 2, "rounds": 60, "eval_every": 20}

@@ -3,8 +3,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from olr_core.metrics import (average_relevant_position, batch_ndcg_at_k, cosine_similarity, cumulative_online,
-                              dcg_at_k, misordered_pairs, ndcg_at_k, rank_by_scores)
+from olr_core.metrics import (
+    average_relevant_position,
+    batch_ndcg_at_k,
+    cosine_similarity,
+    cumulative_online,
+    dcg_at_k,
+    misordered_pairs,
+    ndcg_at_k,
+    rank_by_scores,
+)
 
 grades = st.lists(st.integers(0, 4), min_size=1, max_size=30)
 

@@ -1,9 +1,15 @@
 import numpy as np
 import pytest
 
-from olr_core.users import (CASCADE_PRESETS, CascadeClickModel, ChoiceUser, TopKRelevanceUser, click_through_table,
-                            make_user)
 from olr_core.data import load_fold
+from olr_core.users import (
+    CASCADE_PRESETS,
+    CascadeClickModel,
+    ChoiceUser,
+    TopKRelevanceUser,
+    click_through_table,
+    make_user,
+)
 
 
 @pytest.mark.parametrize("rule", ["after_click", "every_position"])
@@ -31,7 +37,7 @@ def test_presets_follow_the_grade_scale():
 
 
 def test_stop_rules_differ_as_documented():
-    labels, shown = np.array([0] * 9 + [2]), np.arange(10)
+    labels, _shown = np.array([0] * 9 + [2]), np.arange(10)
     after = make_user("navigational", 2, "after_click").click_probability_by_position(labels)
     every = make_user("navigational", 2, "every_position").click_probability_by_position(labels)
     assert after[-1] == pytest.approx(0.95 * 0.99 ** 9)

@@ -2,10 +2,19 @@
 
 from .letor import DataFormatError, read_letor, write_letor
 from .ranking_data import Fold, Query, RankingData
-from .registry import (DATASETS, DEFAULT_DATASET, DataNotFoundError, describe, get_spec, load_fold,
-                       resolve_data_dir, verify_checksums)
+from .registry import (
+                       DATASETS,
+                       DEFAULT_DATASET,
+                       DataNotFoundError,
+                       available,
+                       describe,
+                       get_spec,
+                       load_fold,
+                       resolve_data_dir,
+                       verify_checksums,
+)
 from .synthetic import PRESETS, generate, synthetic_fold
 
-__all__ = ["DATASETS", "DEFAULT_DATASET", "DataFormatError", "DataNotFoundError", "Fold", "PRESETS", "Query",
+__all__ = ["available", "DATASETS", "DEFAULT_DATASET", "available", "DataFormatError", "DataNotFoundError", "Fold", "PRESETS", "Query",
            "RankingData", "describe", "generate", "get_spec", "load_fold", "read_letor", "resolve_data_dir",
            "synthetic_fold", "verify_checksums", "write_letor"]

@@ -231,3 +231,16 @@ def describe(data: RankingData) -> dict:
         "docs_per_query": {"min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max())},
         "queries_without_relevant": round(float(1 - data.has_relevant().mean()), 4),
     }
+
+
+def available(synthetic, real, data_dir=None, verbose: bool = True) -> list[str]:
+    """The synthetic data sets plus those real ones found in the data directory (others are named and skipped)."""
+    names = list(synthetic)
+    for name in real:
+        try:
+            load_fold(name, 1, data_dir)
+            names.append(name)
+        except DataNotFoundError as err:
+            if verbose:
+                print(f"skipping {name}: {err}")
+    return names

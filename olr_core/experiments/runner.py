@@ -46,7 +46,7 @@ def _execute_keyed(spec: RunSpec, data_dir: str | None):
 
 
 def _progress_bar(total: int, desc: str, enabled: bool | None):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, disable=(not sys.stderr.isatty()) if enabled is None else not enabled)
 

@@ -1,0 +1,1 @@
+"""Per-paper experiment definitions and the numbers each paper reports, for the chapter notebooks."""
