@@ -1,4 +1,7 @@
-"""Run every benchmark and write benchmarks/results.json (numbers depend on the machine)."""
+"""Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
+
+Usage: python benchmarks/run_all.py [loop|parse ...]
+"""
 
 from __future__ import annotations
 
@@ -12,9 +15,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench_loop  # noqa: E402
 import bench_parse  # noqa: E402
 
+SUITES = {"loop": bench_loop.run, "parse": bench_parse.run}
+
 if __name__ == "__main__":
-    results = {"machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
-               "loop_random_ranker": bench_loop.run(), "parse": bench_parse.run()}
+    chosen = sys.argv[1:] or list(SUITES)
+    results = {"machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()}}
+    results.update({name: SUITES[name]() for name in chosen})
     out = Path(__file__).with_name("results.json")
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))

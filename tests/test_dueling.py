@@ -155,3 +155,19 @@ def test_probabilistic_mgd_and_mlp_dbgd_run():
         make_ranker("dbgd_dsp", scorer="mlp")
     with pytest.raises(ValueError, match="unknown multileave"):
         make_ranker("mgd", multileave="balanced")
+
+
+def test_nsgd_candidates_are_orthogonal_to_the_worst_losing_directions():
+    from olr_core.rankers.dueling import NSGD
+
+    fold = load_fold("synth-mq")
+    ranker = NSGD(n_null=5)
+    ranker.start(fold.train, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    for margin in range(-8, 0):
+        ranker.losers.append((float(margin), rng.standard_normal(fold.n_features)))
+    worst = np.array([u for m, u in sorted(ranker.losers, key=lambda p: p[0])[:5]])
+    candidates = ranker.propose(fold.train.query(0))
+    assert candidates.shape == (9, fold.n_features)
+    np.testing.assert_allclose(candidates @ worst.T, 0, atol=1e-10)
+    np.testing.assert_allclose(np.linalg.norm(candidates, axis=1), 1)

@@ -15,6 +15,6 @@ from .registry import (
 )
 from .synthetic import PRESETS, generate, synthetic_fold
 
-__all__ = ["available", "DATASETS", "DEFAULT_DATASET", "available", "DataFormatError", "DataNotFoundError", "Fold", "PRESETS", "Query",
-           "RankingData", "describe", "generate", "get_spec", "load_fold", "read_letor", "resolve_data_dir",
-           "synthetic_fold", "verify_checksums", "write_letor"]
+__all__ = ["DATASETS", "DEFAULT_DATASET", "DataFormatError", "DataNotFoundError", "Fold", "PRESETS", "Query",
+           "RankingData", "available", "describe", "generate", "get_spec", "load_fold", "read_letor",
+           "resolve_data_dir", "synthetic_fold", "verify_checksums", "write_letor"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -14,6 +15,24 @@ from .. import __version__
 from ..data.registry import get_spec
 from ..rankers import algorithm_parameters
 from ..users import CLICK_MODELS, STOP_RULES
+
+PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "runner.py", "spec.py"}
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the package's source files that can change a run's numbers.
+
+    Part of every result key, so that stored runs are never reused after the algorithms,
+    users, data handling or loop change (presentation modules are left out).
+    """
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        if path.name not in PRESENTATION_ONLY and "reproductions" not in path.parts:
+            h.update(path.relative_to(root).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -46,7 +65,7 @@ class RunSpec:
         object.__setattr__(self, "params", dict(sorted(self.params.items())))
 
     def canonical(self) -> dict:
-        return {**asdict(self), "version": __version__}
+        return {**asdict(self), "version": __version__, "code": code_fingerprint()}
 
     def key(self, data_fingerprint: str = "") -> str:
         """Content address: a hash of the canonical parameters, seed, version and data."""

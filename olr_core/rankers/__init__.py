@@ -13,6 +13,8 @@ from .base import BaseRanker, Display, LinearRanker, Ranker
 from .baselines import OracleRanker, RandomRanker
 from .dueling import DBGD, MGD, NSGD
 from .offline import OfflineLambdaRank, OfflineRankNet
+from .pairwise import EpsilonGreedyRankNet, PairRank, SGDRankNet
+from .pdgd import PDGD
 
 ALGORITHMS: dict[str, type] = {
     "random": RandomRanker,
@@ -25,6 +27,11 @@ ALGORITHMS: dict[str, type] = {
     "dbgd_dsp": functools.partial(DBGD, dsp=True),
     "mgd_dsp": functools.partial(MGD, dsp=True),
     "nsgd_dsp": functools.partial(NSGD, dsp=True),
+    "pdgd": PDGD,
+    "pairrank_r": functools.partial(PairRank, variant="R"),
+    "pairrank_c": functools.partial(PairRank, variant="C"),
+    "epsilon_greedy": EpsilonGreedyRankNet,
+    "sgd_ranknet": SGDRankNet,
 }
 
 

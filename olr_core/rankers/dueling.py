@@ -160,27 +160,22 @@ class NSGD(DuelingRanker):
         self.losers = deque(maxlen=self.history)
         self.difficult = deque(maxlen=self.n_difficult)
 
-    def null_space(self) -> np.ndarray | None:
-        """Basis rows of the null space of the worst recent losing directions (None: no history)."""
+    def losing_span(self) -> np.ndarray:
+        """Orthonormal rows spanning the worst recent losing directions (at most d - 1 of them)."""
         if not self.losers:
-            return None
+            return np.zeros((0, len(self.theta)))
         worst = sorted(self.losers, key=lambda pair: pair[0])[: min(self.n_null, len(self.theta) - 1)]
-        G = np.array([u for _, u in worst])
-        row_space = orthonormal_basis(G)
-        _, _, vt = np.linalg.svd(np.vstack([row_space, np.zeros((1, G.shape[1]))]), full_matrices=True)
-        return vt[len(row_space):]
+        return orthonormal_basis(np.array([u for _, u in worst]))
 
     def propose(self, query) -> np.ndarray:
-        basis = self.null_space()
-        if basis is None or len(basis) == 0:
-            samples = unit_sphere(self.rng, self.n_sample, len(self.theta))
-        else:
-            samples = self.rng.standard_normal((self.n_sample, len(basis))) @ basis
-            samples /= np.linalg.norm(samples, axis=1, keepdims=True)
-        mean_doc = query.features.mean(axis=0)
+        """Uniform directions in the null space of the losing span (a Gaussian with that span removed)."""
+        span = self.losing_span()
+        samples = self.rng.standard_normal((self.n_sample, len(self.theta)))
+        samples -= (samples @ span.T) @ span
+        samples /= np.linalg.norm(samples, axis=1, keepdims=True)
         if not self.scorer.linear:
             return samples[: self.n_candidates]
-        strength = np.abs(samples @ mean_doc)
+        strength = np.abs(samples @ query.features.mean(axis=0))
         return samples[np.argsort(-strength, kind="stable")[: self.n_candidates]]
 
     def observe(self, query, display, feedback, directions, margins) -> None:

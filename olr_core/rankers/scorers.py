@@ -77,3 +77,14 @@ def unit_sphere(rng: np.random.Generator, m: int, p: int) -> np.ndarray:
     """m directions drawn uniformly from the unit sphere in R^p (normalised Gaussians)."""
     u = rng.standard_normal((m, p))
     return u / np.linalg.norm(u, axis=1, keepdims=True)
+
+
+def scorer_backward(scorer, X: np.ndarray, theta: np.ndarray, dscores: np.ndarray) -> np.ndarray:
+    """sum_i dscores_i * d s(x_i) / d theta: the chain rule through a scorer (for PDGD)."""
+    if scorer.linear:
+        return X.T @ dscores
+    W1, b1, w2 = scorer._split(theta, X.shape[1])
+    hidden = np.tanh(X @ W1.T + b1)                       # n x h
+    d_w2 = hidden.T @ dscores
+    d_pre = np.outer(dscores, w2) * (1.0 - hidden ** 2)   # n x h
+    return np.concatenate([(d_pre.T @ X).ravel(), d_pre.sum(axis=0), d_w2])

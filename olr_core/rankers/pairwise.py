@@ -1,0 +1,294 @@
+"""Pairwise logistic (single-layer RankNet) rankers learned from clicks.
+
+- PairRank (Jia et al. 2021, Algorithm 1): a RankNet fitted by regularised maximum
+  likelihood on independent click pairs; pairs whose estimated order is certain (lower
+  confidence bound of sigma(theta . x_ij) above 1/2) are kept, the others explored inside
+  blocks; ``variant="R"`` shuffles each block, ``variant="C"`` keeps the certain orders in it.
+- epsilon-greedy RankNet: the same model, exploring by placing a random document at each
+  position with probability epsilon.
+- SGD RankNet: one stochastic gradient step per round on the round's pairs, always exploits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from scipy.special import expit, log1p
+
+from ..metrics import rank_by_scores
+from .base import BaseRanker, Display
+from .clickpairs import independent_pairs
+
+
+class OnlinePairwiseLogistic:
+    """argmin_theta sum_p log(1 + exp(-theta . z_p)) + (l2/2)|theta|^2 over pair differences z_p.
+
+    Bounded cost per update: the ``window`` most recent pairs enter exactly; each older
+    pair is replaced, when it leaves the window, by the second-order Taylor expansion of
+    its loss at the current estimate (which aggregates into a vector ``c`` and a matrix
+    ``H``). ``newton_steps`` warm-started Newton steps follow each update. While the
+    history fits in the window this is the exact regularised MLE.
+    """
+
+    def __init__(self, n_features: int, l2: float = 0.1, window: int = 1000, newton_steps: int = 2):
+        self.l2, self.window, self.newton_steps = float(l2), int(window), int(newton_steps)
+        self.theta = np.zeros(n_features)
+        self.pairs = np.zeros((self.window, n_features))
+        self.count = 0                                   # pairs ever added
+        self.c = np.zeros(n_features)
+        self.H = np.zeros((n_features, n_features))
+
+    def _active(self) -> np.ndarray:
+        return self.pairs[: min(self.count, self.window)]
+
+    def add(self, Z: np.ndarray) -> None:
+        for z in Z:
+            slot = self.count % self.window
+            if self.count >= self.window:
+                self._retire(self.pairs[slot])
+            self.pairs[slot] = z
+            self.count += 1
+
+    def _retire(self, z: np.ndarray) -> None:
+        m = z @ self.theta
+        g = -expit(-m)
+        h = expit(m) * expit(-m)
+        self.c += (g - h * m) * z
+        self.H += h * np.outer(z, z)
+
+    def gradient_hessian(self, theta: np.ndarray):
+        Z = self._active()
+        m = Z @ theta
+        grad = Z.T @ (-expit(-m)) + self.c + self.H @ theta + self.l2 * theta
+        w = expit(m) * expit(-m)
+        hess = (Z * w[:, None]).T @ Z + self.H + self.l2 * np.eye(len(theta))
+        return grad, hess
+
+    def loss(self, theta: np.ndarray) -> float:
+        """The exact objective over the active window plus the quadratic summary (for tests)."""
+        Z = self._active()
+        return float(log1p(np.exp(-np.clip(Z @ theta, -50, None))).sum() + self.c @ theta
+                     + 0.5 * theta @ self.H @ theta + 0.5 * self.l2 * theta @ theta)
+
+    def fit(self, steps: int | None = None) -> np.ndarray:
+        for _ in range(self.newton_steps if steps is None else steps):
+            grad, hess = self.gradient_hessian(self.theta)
+            self.theta = self.theta - np.linalg.solve(hess, grad)
+        return self.theta
+
+
+@njit(cache=True)
+def _order_blocks(certain, order, block_start, keys, conservative):
+    """Within each block (a run of ``order``), shuffle (R) or random topological sort of certain pairs (C)."""
+    n = len(order)
+    out = np.empty(n, dtype=np.int64)
+    n_blocks = len(block_start) - 1
+    for b in range(n_blocks):
+        lo, hi = block_start[b], block_start[b + 1]
+        size = hi - lo
+        members = order[lo:hi]
+        indeg = np.zeros(size, dtype=np.int64)
+        if conservative:
+            for i in range(size):
+                for j in range(size):
+                    if certain[members[j], members[i]]:
+                        indeg[i] += 1
+        placed = np.zeros(size, dtype=np.bool_)
+        for step in range(size):
+            best = -1
+            for i in range(size):
+                if not placed[i] and indeg[i] == 0 and (best < 0 or keys[members[i]] > keys[members[best]]):
+                    best = i
+            out[lo + step] = members[best]
+            placed[best] = True
+            if conservative:
+                for i in range(size):
+                    if certain[members[best], members[i]]:
+                        indeg[i] -= 1
+    return out
+
+
+def pairwise_uncertainty(X: np.ndarray, theta: np.ndarray, Minv: np.ndarray):
+    """sigma(theta . x_ij) and ||x_ij||_{M^-1} for all pairs at once (one quadratic form, no loop)."""
+    s = X @ theta
+    G = X @ Minv @ X.T
+    diag = np.diag(G)
+    norms = np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2.0 * G, 0.0))
+    return expit(s[:, None] - s[None, :]), norms, s
+
+
+def certain_blocks(certain: np.ndarray, scores: np.ndarray, rng: np.random.Generator):
+    """Documents in score order and the start of each block.
+
+    Certain orders agree with the score order, so blocks (connected components of the
+    uncertain-pair graph, merged wherever certain orders between them would form a cycle)
+    are the finest runs of the score order that no uncertain pair straddles.
+    """
+    n = len(scores)
+    order = rank_by_scores(scores, rng)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    uncertain = ~(certain | certain.T)
+    np.fill_diagonal(uncertain, True)
+    reach = np.where(uncertain[order], position[None, :], -1).max(axis=1)   # furthest uncertain partner
+    ends = np.maximum.accumulate(reach) == np.arange(n)
+    starts = np.concatenate([[0], np.flatnonzero(ends) + 1])
+    return order, starts
+
+
+class PairRank(BaseRanker):
+    """PairRank_R (``variant="R"``) or PairRank_C (``variant="C"``), Algorithm 1 of Jia et al. (2021).
+
+    Confidence width ``alpha * ||x_ij||_{M^-1}``: ``alpha`` a tuned constant (the experiments'
+    choice) or, with ``alpha_rule="theory"``, Lemma 2's
+    ``(2 k_mu / c_mu) (sqrt(R^2 log(det M / (delta^2 det(l2 I)))) + sqrt(l2) Q)``.
+    """
+
+    def __init__(self, variant: str = "C", alpha: float = 0.1, l2: float = 0.1, alpha_rule: str = "constant",
+                 delta: float = 0.1, subgaussian: float = 0.5, theta_bound: float = 1.0, pair_norm_bound: float = 1.0,
+                 pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2):
+        if variant not in ("R", "C"):
+            raise ValueError(f"unknown PairRank variant {variant!r}; valid: R, C")
+        if alpha_rule not in ("constant", "theory"):
+            raise ValueError(f"unknown alpha_rule {alpha_rule!r}; valid: constant, theory")
+        self.variant, self.alpha, self.l2, self.alpha_rule = variant, float(alpha), float(l2), alpha_rule
+        self.delta, self.subgaussian = float(delta), float(subgaussian)
+        self.theta_bound, self.pair_norm_bound = float(theta_bound), float(pair_norm_bound)
+        self.pairing, self.window, self.newton_steps = pairing, int(window), int(newton_steps)
+
+    def start(self, train, rng) -> None:
+        super().start(train, rng)
+        d = train.n_features
+        self.model = OnlinePairwiseLogistic(d, self.l2, self.window, self.newton_steps)
+        self.Minv = np.eye(d) / self.l2
+        self.logdet_ratio = 0.0                          # log det M - log det(l2 I)
+
+    def width(self) -> float:
+        if self.alpha_rule == "constant":
+            return self.alpha
+        k_mu = 0.25
+        edge = self.theta_bound * self.pair_norm_bound
+        c_mu = expit(edge) * expit(-edge)
+        log_term = self.subgaussian ** 2 * (self.logdet_ratio - 2.0 * np.log(self.delta))
+        return (2 * k_mu / c_mu) * (np.sqrt(max(log_term, 0.0)) + np.sqrt(self.l2) * self.theta_bound)
+
+    def certain_pairs(self, X: np.ndarray):
+        prob, norms, scores = pairwise_uncertainty(X, self.model.theta, self.Minv)
+        return prob - self.width() * norms > 0.5, scores
+
+    def rank(self, query) -> Display:
+        certain, scores = self.certain_pairs(query.features)
+        order, starts = certain_blocks(certain, scores, self.rng)
+        ranking = _order_blocks(certain, order, starts, self.rng.random(len(scores)), self.variant == "C")
+        sizes = np.diff(starts)
+        size_at = np.repeat(sizes, sizes)
+        stats = {"n_blocks": float(len(sizes))}
+        stats.update({f"block_size_at_{r}": float(size_at[r - 1]) for r in range(1, 11) if r <= len(size_at)})
+        return Display(ranking, stats=stats)
+
+    def learn(self, query, display, feedback) -> dict:
+        win, lose = independent_pairs(feedback.clicks, self.rng, self.pairing)
+        if len(win) == 0:
+            return {"pairs": 0.0}
+        shown = display.ranking
+        Z = query.features[shown[win]] - query.features[shown[lose]]
+        for z in Z:                                        # Sherman-Morrison: M += z z^T
+            Mz = self.Minv @ z
+            denom = 1.0 + z @ Mz
+            self.Minv -= np.outer(Mz, Mz) / denom
+            self.logdet_ratio += np.log(denom)
+        self.model.add(Z)
+        self.model.fit()
+        return {"pairs": float(len(Z))}
+
+    def score(self, docs) -> np.ndarray:
+        return docs.features @ self.model.theta
+
+    def weights(self) -> np.ndarray:
+        return self.model.theta
+
+
+@njit(cache=True)
+def _epsilon_greedy(order, explore, picks):
+    """Fill positions: the best remaining document, or with ``explore[r]`` a random remaining one."""
+    n = len(order)
+    taken = np.zeros(n, dtype=np.bool_)
+    out = np.empty(n, dtype=np.int64)
+    best = 0
+    for r in range(n):
+        if explore[r]:
+            k = int(picks[r] * (n - r))
+            for doc in order:
+                if not taken[doc]:
+                    if k == 0:
+                        out[r] = doc
+                        taken[doc] = True
+                        break
+                    k -= 1
+        else:
+            while taken[order[best]]:
+                best += 1
+            out[r] = order[best]
+            taken[order[best]] = True
+    return out
+
+
+class EpsilonGreedyRankNet(BaseRanker):
+    """RankNet on independent click pairs (as PairRank), exploring with probability ``epsilon`` per position."""
+
+    def __init__(self, epsilon: float = 0.1, l2: float = 0.1, pairing: str = "adjacent", window: int = 1000,
+                 newton_steps: int = 2):
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}")
+        self.epsilon, self.l2, self.pairing = float(epsilon), float(l2), pairing
+        self.window, self.newton_steps = int(window), int(newton_steps)
+
+    def start(self, train, rng) -> None:
+        super().start(train, rng)
+        self.model = OnlinePairwiseLogistic(train.n_features, self.l2, self.window, self.newton_steps)
+
+    def rank(self, query) -> Display:
+        n = query.n_docs
+        order = rank_by_scores(query.features @ self.model.theta, self.rng)
+        draws = self.rng.random((2, n))
+        return Display(_epsilon_greedy(order, draws[0] < self.epsilon, draws[1]))
+
+    def learn(self, query, display, feedback) -> dict:
+        win, lose = independent_pairs(feedback.clicks, self.rng, self.pairing)
+        if len(win):
+            shown = display.ranking
+            self.model.add(query.features[shown[win]] - query.features[shown[lose]])
+            self.model.fit()
+        return {"pairs": float(len(win))}
+
+    def score(self, docs) -> np.ndarray:
+        return docs.features @ self.model.theta
+
+    def weights(self) -> np.ndarray:
+        return self.model.theta
+
+
+class SGDRankNet(BaseRanker):
+    """RankNet by one stochastic gradient step per round on its click pairs; ranks greedily."""
+
+    def __init__(self, learning_rate: float = 0.1, l2: float = 0.0, pairing: str = "adjacent"):
+        self.learning_rate, self.l2, self.pairing = float(learning_rate), float(l2), pairing
+
+    def start(self, train, rng) -> None:
+        super().start(train, rng)
+        self.theta = np.zeros(train.n_features)
+
+    def learn(self, query, display, feedback) -> dict:
+        win, lose = independent_pairs(feedback.clicks, self.rng, self.pairing)
+        if len(win):
+            shown = display.ranking
+            Z = query.features[shown[win]] - query.features[shown[lose]]
+            grad = Z.T @ expit(-(Z @ self.theta)) - self.l2 * self.theta
+            self.theta = self.theta + self.learning_rate * grad
+        return {"pairs": float(len(win))}
+
+    def score(self, docs) -> np.ndarray:
+        return docs.features @ self.theta
+
+    def weights(self) -> np.ndarray:
+        return self.theta
