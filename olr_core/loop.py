@@ -166,7 +166,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
         if ideal[q] > 0:
             online[t] = gains_all[train.offsets[q] + shown] @ disc[: len(shown)] / ideal[q]
         misordered[t] = _misordered_at_top(query.labels[shown], better_than[q])
-        feedback = user(query.labels, shown, streams["users"])
+        feedback = user(query, shown, streams["users"])
         info = ranker.learn(query, display, feedback)
         for key, value in {**display.stats, **(info or {})}.items():
             _record(stats, key, t, value, rounds)

@@ -1,8 +1,9 @@
 """Simulated users: click models and the other feedback kinds of the ranker protocol.
 
-Every user model is called as ``user(labels, shown, rng)``: the grades of all the query's
-documents, the indices of the shown documents in display order (at most ``cutoff``) and a
-random generator; it returns a feedback object. A click model always draws the
+Every user model is called as ``user(query, shown, rng)``: the query (its documents'
+``labels`` and ``features``), the indices of the shown documents in display order (at most
+``cutoff``) and a random generator; it returns a feedback object. Most users read only the
+labels; :class:`LogisticClickUser` clicks by a known function of the features. A click model always draws the
 same number of random numbers per round, so that two rankers run with the same seed
 meet the same users (common random numbers).
 """
@@ -80,9 +81,9 @@ class CascadeClickModel:
         object.__setattr__(self, "_pc", np.asarray(self.click_prob))
         object.__setattr__(self, "_ps", np.asarray(self.stop_prob))
 
-    def __call__(self, labels: np.ndarray, shown: np.ndarray, rng: np.random.Generator) -> Clicks:
+    def __call__(self, query, shown: np.ndarray, rng: np.random.Generator) -> Clicks:
         draws = rng.random((2, self.cutoff))
-        shown_labels = labels[shown]
+        shown_labels = query.labels[shown]
         n = len(shown_labels)
         clicked = draws[0, :n] < self._pc[shown_labels]
         stop_here = draws[1, :n] < self._ps[shown_labels]
@@ -110,9 +111,9 @@ class PositionBasedClickModel:
     cutoff: int = 10
     feedback_kind = "clicks"
 
-    def __call__(self, labels, shown, rng) -> Clicks:
+    def __call__(self, query, shown, rng) -> Clicks:
         draws = rng.random((2, self.cutoff))
-        shown_labels = labels[shown]
+        shown_labels = query.labels[shown]
         n = len(shown_labels)
         examined = draws[0, :n] < (1.0 / np.arange(1, n + 1)) ** self.eta
         clicked = examined & (draws[1, :n] < np.asarray(self.click_prob)[shown_labels])
@@ -128,8 +129,8 @@ class TopKRelevanceUser:
     k: int = 1
     feedback_kind = "topk_labels"
 
-    def __call__(self, labels, shown, rng) -> TopKLabels:
-        return TopKLabels(labels[shown[: self.k]])
+    def __call__(self, query, shown, rng) -> TopKLabels:
+        return TopKLabels(query.labels[shown[: self.k]])
 
 
 @dataclass(frozen=True)
@@ -139,14 +140,35 @@ class ChoiceUser:
     name: str = "choice"
     feedback_kind = "choice"
 
-    def __call__(self, labels, shown, rng) -> Choice:
-        weights = 2.0 ** labels - 1.0
+    def __call__(self, query, shown, rng) -> Choice:
+        weights = 2.0 ** query.labels - 1.0
         u = rng.random()
         if weights.sum() == 0:
             return Choice(-1, -1)
         target = int(np.searchsorted(np.cumsum(weights) / weights.sum(), u, side="right"))
         hits = np.flatnonzero(shown == target)
         return Choice(target, int(hits[0]) if len(hits) else -1)
+
+
+@dataclass(frozen=True)
+class LogisticClickUser:
+    """Examines every shown position and clicks document x with probability sigmoid(theta* . x - bias).
+
+    Given that exactly one of two documents is clicked, the clicked one is i with probability
+    sigmoid(theta* . (x_i - x_j)): the well-specified pairwise logistic model of PairRank's analysis.
+    """
+
+    theta_star: tuple
+    bias: float = 0.0
+    name: str = "logistic"
+    cutoff: int = 10
+    feedback_kind = "clicks"
+
+    def __call__(self, query, shown, rng) -> Clicks:
+        draws = rng.random(self.cutoff)
+        logits = query.features[shown] @ np.asarray(self.theta_star) - self.bias
+        clicked = draws[: len(shown)] < 1.0 / (1.0 + np.exp(-logits))
+        return Clicks(clicked, len(shown) - 1)
 
 
 CLICK_MODELS = ("perfect", "navigational", "informational", "pbm")
@@ -192,7 +214,7 @@ def click_through_table(user, data, sessions: int, seed: int = 0, cutoff: int = 
     for q in rng.integers(data.n_queries, size=sessions):
         labels = data.labels[data.offsets[q]:data.offsets[q + 1]]
         shown = rng.permutation(len(labels))[:cutoff]
-        feedback = user(labels, shown, rng)
+        feedback = user(data.query(q), shown, rng)
         positions = np.arange(len(shown))
         np.add.at(shown_count, (positions, labels[shown]), 1)
         np.add.at(click_count, (positions, labels[shown]), feedback.clicks)

@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from olr_core.data import load_fold
+from olr_core.data import Query, load_fold
+
+
+def Q(labels):
+    """A query known only by its grades (what label-based users read)."""
+    labels = np.asarray(labels)
+    return Query(np.zeros((len(labels), 0)), labels)
 from olr_core.users import (
     CASCADE_PRESETS,
     CascadeClickModel,
@@ -23,7 +29,7 @@ def test_simulated_click_rates_match_the_model(name, rule):
     n = 40_000
     clicks = np.zeros(10)
     for _ in range(n):
-        clicks += user(labels, shown, rng).clicks
+        clicks += user(Q(labels), shown, rng).clicks
     p = user.click_probability_by_position(labels)
     se = np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
     assert np.all(np.abs(clicks / n - p) <= 4 * se + 1e-12)
@@ -46,7 +52,7 @@ def test_stop_rules_differ_as_documented():
 
 def test_perfect_user_examines_everything_and_clicks_by_grade():
     user = make_user("perfect", 2)
-    fb = user(np.array([2, 0, 1, 2]), np.arange(4), np.random.default_rng(0))
+    fb = user(Q([2, 0, 1, 2]), np.arange(4), np.random.default_rng(0))
     assert fb.last_examined == 3
     assert fb.clicks[0] and not fb.clicks[1] and fb.clicks[3]
 
@@ -54,7 +60,7 @@ def test_perfect_user_examines_everything_and_clicks_by_grade():
 def test_same_random_stream_gives_the_same_user():
     user = make_user("informational", 2)
     labels = np.array([1, 0, 2, 1, 0])
-    a = [user(labels, np.arange(5), np.random.default_rng(3)).clicks for _ in range(2)]
+    a = [user(Q(labels), np.arange(5), np.random.default_rng(3)).clicks for _ in range(2)]
     np.testing.assert_array_equal(*a)
 
 
@@ -62,7 +68,7 @@ def test_no_clicks_after_the_stop():
     user = make_user("navigational", 2)
     rng = np.random.default_rng(1)
     for _ in range(500):
-        fb = user(np.array([2, 2, 2, 1, 0, 2]), np.arange(6), rng)
+        fb = user(Q([2, 2, 2, 1, 0, 2]), np.arange(6), rng)
         assert not fb.clicks[fb.last_examined + 1:].any()
 
 
@@ -77,14 +83,14 @@ def test_position_based_model_examination_decays():
     user = make_user("pbm", 4, eta=1.0)
     rng = np.random.default_rng(0)
     labels = np.full(10, 4)
-    clicks = sum(user(labels, np.arange(10), rng).clicks for _ in range(20000)) / 20000
+    clicks = sum(user(Q(labels), np.arange(10), rng).clicks for _ in range(20000)) / 20000
     np.testing.assert_allclose(clicks, 0.9 / np.arange(1, 11), atol=0.015)
 
 
 def test_other_feedback_kinds():
     labels, shown = np.array([0, 2, 1]), np.array([2, 0, 1])
-    assert list(TopKRelevanceUser(k=2)(labels, shown, None).labels) == [1, 0]
-    picks = [ChoiceUser()(labels, shown, np.random.default_rng(s)) for s in range(200)]
+    assert list(TopKRelevanceUser(k=2)(Q(labels), shown, None).labels) == [1, 0]
+    picks = [ChoiceUser()(Q(labels), shown, np.random.default_rng(s)) for s in range(200)]
     assert all(p.document in (1, 2) for p in picks)
     share = np.mean([p.document == 1 for p in picks])
     assert abs(share - 3 / 4) < 0.1          # P = (2^2-1) / ((2^2-1) + (2^1-1))

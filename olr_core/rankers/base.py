@@ -3,7 +3,7 @@
 A round of the online loop (:func:`olr_core.loop.run_online`) is::
 
     display  = ranker.rank(query)                 # what the user sees (maybe interleaved)
-    feedback = user(query.labels, display.shown(cutoff), user_rng)
+    feedback = user(query, display.shown(cutoff), user_rng)
     info     = ranker.learn(query, display, feedback)   # optional diagnostics
 
 and offline evaluation ranks test documents by ``ranker.score(docs)``. Honest rankers

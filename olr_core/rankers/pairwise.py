@@ -71,9 +71,14 @@ class OnlinePairwiseLogistic:
                      + 0.5 * theta @ self.H @ theta + 0.5 * self.l2 * theta @ theta)
 
     def fit(self, steps: int | None = None) -> np.ndarray:
+        """Damped Newton steps (backtracking until the objective decreases, Armijo rule)."""
         for _ in range(self.newton_steps if steps is None else steps):
             grad, hess = self.gradient_hessian(self.theta)
-            self.theta = self.theta - np.linalg.solve(hess, grad)
+            step = np.linalg.solve(hess, grad)
+            current, slope, size = self.loss(self.theta), grad @ step, 1.0
+            while size > 1e-6 and self.loss(self.theta - size * step) > current - 1e-4 * size * slope:
+                size *= 0.5
+            self.theta = self.theta - size * step
         return self.theta
 
 

@@ -26,14 +26,16 @@ def swap_log_ratio(scores_shown_order: np.ndarray, cutoff: int, a: np.ndarray, b
     """log P(R*) - log P(R) for swapping positions a < b of a Plackett-Luce ranking, per pair.
 
     Only the denominators of positions a+1..b (within the cutoff) change: the document
-    that was at b now remains available there instead of the one that was at a.
+    that was at b now remains available there instead of the one that was at a. If b lies
+    beyond the cutoff, the numerator at a changes too (from e^{s_a} to e^{s_b}).
     """
     e = np.exp(scores_shown_order - scores_shown_order.max())
     tail = np.cumsum(e[::-1])[::-1]                       # D_r = sum_{k >= r} e_k
     r = np.arange(min(cutoff, len(e)))
     inside = (r[None, :] > a[:, None]) & (r[None, :] <= b[:, None])
     changed = np.where(inside, tail[None, r] - e[b][:, None] + e[a][:, None], 1.0)
-    return np.where(inside, np.log(tail[None, r]) - np.log(changed), 0.0).sum(axis=1)
+    numerator = np.where(b >= len(r), scores_shown_order[b] - scores_shown_order[a], 0.0)
+    return np.where(inside, np.log(tail[None, r]) - np.log(changed), 0.0).sum(axis=1) + numerator
 
 
 class PDGD(BaseRanker):

@@ -113,7 +113,7 @@ def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bo
     for i, u in enumerate(directions):
         scores = np.vstack([theta, theta + step * u]) @ query.features.T
         shown, team = team_draft(rank_by_scores(scores, rng), cutoff, rng)
-        feedback = user(query.labels, shown, rng)
+        feedback = user(query, shown, rng)
         credit = team_draft_credit(team, feedback.clicks, 2)
         wins[i] = float(credit[1] > credit[0])
         if feedback.clicks.any() or oracle:

@@ -1,0 +1,189 @@
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from olr_core.data import Query, load_fold
+from olr_core.loop import run_online
+from olr_core.rankers import make_ranker
+from olr_core.rankers.clickpairs import independent_pairs, pdgd_pairs
+from olr_core.rankers.pairwise import (
+    OnlinePairwiseLogistic,
+    PairRank,
+    _epsilon_greedy,
+    _order_blocks,
+    certain_blocks,
+    pairwise_uncertainty,
+)
+from olr_core.rankers.pdgd import swap_log_ratio
+from olr_core.users import LogisticClickUser, make_user
+
+
+def test_click_pairs_exact_cases():
+    clicks = np.array([False, True, False, True, False, False])
+    win, lose = pdgd_pairs(clicks)                       # observed: positions 0..4
+    assert set(zip(win, lose)) == {(1, 0), (1, 2), (1, 4), (3, 0), (3, 2), (3, 4)}
+    win, lose = independent_pairs(clicks)                # position pairs (0,1), (2,3); 4 unpaired
+    assert list(zip(win, lose)) == [(1, 0), (3, 2)]
+    win, lose = independent_pairs(clicks, np.random.default_rng(0), "shuffled")
+    assert sorted(win) == [1, 3] and len(set(lose)) == 2 and set(lose) <= {0, 2, 4}
+    assert len(pdgd_pairs(np.zeros(5, bool))[0]) == 0
+
+
+def _random_certain(rng, n=12, d=4):
+    X = rng.standard_normal((n, d))
+    theta = rng.standard_normal(d)
+    Minv = np.linalg.inv(np.eye(d) * 0.5 + 0.2 * X.T @ X)
+    prob, norms, scores = pairwise_uncertainty(X, theta, Minv)
+    return prob - 0.3 * norms > 0.5, scores
+
+
+def test_pairwise_uncertainty_is_the_quadratic_form_of_each_pair():
+    rng = np.random.default_rng(0)
+    X, theta = rng.standard_normal((5, 3)), rng.standard_normal(3)
+    Minv = np.linalg.inv(np.eye(3) + X.T @ X)
+    prob, norms, _ = pairwise_uncertainty(X, theta, Minv)
+    for i, j in itertools.product(range(5), repeat=2):
+        z = X[i] - X[j]
+        assert norms[i, j] == pytest.approx(np.sqrt(z @ Minv @ z), abs=1e-9)
+        assert prob[i, j] == pytest.approx(expit(z @ theta))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_blocks_partition_and_certain_pairs_are_respected(seed):
+    rng = np.random.default_rng(seed)
+    certain, scores = _random_certain(rng)
+    order, starts = certain_blocks(certain, scores, rng)
+    assert sorted(order) == list(range(len(scores))) and starts[0] == 0 and starts[-1] == len(scores)
+    block = np.empty(len(scores), int)
+    for b in range(len(starts) - 1):
+        block[order[starts[b]:starts[b + 1]]] = b
+    uncertain = ~(certain | certain.T)
+    np.fill_diagonal(uncertain, False)
+    i, j = np.nonzero(uncertain)
+    assert np.all(block[i] == block[j])                  # uncertain pairs never straddle blocks
+    for conservative in (False, True):
+        ranking = _order_blocks(certain, order, starts, rng.random(len(scores)), conservative)
+        position = np.empty_like(ranking)
+        position[ranking] = np.arange(len(ranking))
+        ci, cj = np.nonzero(certain)
+        across = block[ci] != block[cj]
+        assert np.all(position[ci[across]] < position[cj[across]])     # both variants, across blocks
+        if conservative:
+            assert np.all(position[ci] < position[cj])                 # PairRank_C: every certain pair
+
+
+def test_pairrank_c_is_never_worse_than_r_in_expectation_given_the_same_blocks():
+    """Certain pairs agree with the truth: keeping them cannot add mis-ordered pairs on average."""
+    rng = np.random.default_rng(3)
+    certain, scores = _random_certain(rng, n=15)
+    truth = np.argsort(np.argsort(-scores))              # the model's scores are the truth here
+    order, starts = certain_blocks(certain, scores, rng)
+
+    def misordered(ranking):
+        t = truth[ranking]
+        return int(np.sum(np.triu(t[:, None] > t[None, :], 1)))
+
+    res = {c: np.mean([misordered(_order_blocks(certain, order, starts, rng.random(15), c)) for _ in range(2000)])
+           for c in (False, True)}
+    assert res[True] <= res[False]
+
+
+def test_sherman_morrison_inverse_matches_a_direct_inverse():
+    fold = load_fold("synth-mq")
+    ranker = PairRank(l2=0.2)
+    run_online(ranker, fold, make_user("informational", fold.max_grade), 150, seed=0, eval_every=1000)
+    pairs = ranker.model._active()
+    direct = np.linalg.inv(0.2 * np.eye(fold.n_features) + pairs.T @ pairs)
+    np.testing.assert_allclose(ranker.Minv, direct, atol=1e-8)
+    sign, logdet = np.linalg.slogdet(0.2 * np.eye(fold.n_features) + pairs.T @ pairs)
+    assert ranker.logdet_ratio == pytest.approx(logdet - fold.n_features * np.log(0.2))
+
+
+def test_online_mle_matches_a_reference_solver():
+    rng = np.random.default_rng(1)
+    theta_star = rng.standard_normal(5)
+    Z = rng.standard_normal((300, 5))
+    Z *= np.where(rng.random(300) < expit(Z @ theta_star), 1, -1)[:, None]   # oriented as observed preferences
+    model = OnlinePairwiseLogistic(5, l2=0.5, window=1000)
+    model.add(Z)
+    model.fit(steps=30)
+
+    def objective(t):
+        return np.logaddexp(0, -Z @ t).sum() + 0.25 * t @ t
+
+    reference = minimize(objective, np.zeros(5), method="BFGS", options={"gtol": 1e-10}).x
+    np.testing.assert_allclose(model.theta, reference, atol=1e-6)
+
+
+def test_capped_window_with_quadratic_summary_stays_close_to_the_full_mle():
+    rng = np.random.default_rng(2)
+    theta_star = rng.standard_normal(6)
+    full, capped = OnlinePairwiseLogistic(6, 0.5, window=5000), OnlinePairwiseLogistic(6, 0.5, window=100)
+    for _ in range(100):                                  # 100 rounds of 20 pairs, two Newton steps each
+        Z = rng.standard_normal((20, 6))
+        Z *= np.where(rng.random(20) < expit(Z @ theta_star), 1, -1)[:, None]
+        for model in (full, capped):
+            model.add(Z)
+            model.fit()
+    full.fit(steps=20)
+    cos = capped.theta @ full.theta / np.linalg.norm(capped.theta) / np.linalg.norm(full.theta)
+    assert cos > 0.995
+    assert np.linalg.norm(capped.theta - full.theta) < 0.1 * np.linalg.norm(full.theta)
+
+
+def test_epsilon_greedy_extremes():
+    order = np.array([3, 1, 0, 2])
+    assert list(_epsilon_greedy(order, np.zeros(4, bool), np.zeros(4))) == [3, 1, 0, 2]
+    rng = np.random.default_rng(0)
+    firsts = [_epsilon_greedy(order, np.ones(4, bool), rng.random(4))[0] for _ in range(4000)]
+    counts = np.bincount(firsts, minlength=4) / 4000
+    assert np.all(np.abs(counts - 0.25) < 4 * np.sqrt(0.25 * 0.75 / 4000))
+
+
+def test_pdgd_swap_ratio_matches_brute_force_plackett_luce():
+    rng = np.random.default_rng(4)
+    s = rng.standard_normal(6)
+
+    def log_pl(order, cutoff):
+        e = np.exp(s[order])
+        return sum(np.log(e[r] / e[r:].sum()) for r in range(cutoff))
+
+    ranking = np.arange(6)
+    for a, b in [(0, 1), (1, 4), (2, 5)]:
+        swapped = ranking.copy()
+        swapped[[a, b]] = swapped[[b, a]]
+        expected = log_pl(swapped, 4) - log_pl(ranking, 4)
+        got = swap_log_ratio(s[ranking], 4, np.array([a]), np.array([b]))[0]
+        assert got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("name", ["pairrank_r", "pairrank_c", "pdgd", "epsilon_greedy", "sgd_ranknet"])
+def test_click_learners_improve_on_random(name):
+    fold = load_fold("synth-mq")
+    user = make_user("perfect", fold.max_grade)
+    trace = run_online(make_ranker(name), fold, user, 500, seed=0, eval_every=100)
+    random = run_online(make_ranker("random"), fold, user, 500, seed=0, eval_every=100)
+    assert trace.offline_ndcg[-1] > random.offline_ndcg[-1] + 0.05
+
+
+def test_logistic_user_gives_logistic_pairwise_preferences():
+    """P(i clicked | exactly one of i, j clicked) = sigmoid(theta . (x_i - x_j)); 4 s.e. tolerance."""
+    theta = np.array([1.5, -0.5])
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    user = LogisticClickUser(tuple(theta), cutoff=2)
+    rng = np.random.default_rng(0)
+    query = Query(X, np.zeros(2, int))
+    outcomes = [user(query, np.array([0, 1]), rng).clicks for _ in range(40000)]
+    one = [c[0] for c in outcomes if c.sum() == 1]
+    p = expit(theta @ (X[0] - X[1]))
+    assert abs(np.mean(one) - p) < 4 * np.sqrt(p * (1 - p) / len(one))
+
+
+def test_pairrank_parameters_are_validated():
+    with pytest.raises(ValueError, match="valid: R, C"):
+        PairRank(variant="X")
+    with pytest.raises(ValueError, match="valid: constant, theory"):
+        make_ranker("pairrank_c", alpha_rule="magic")
