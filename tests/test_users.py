@@ -2,12 +2,6 @@ import numpy as np
 import pytest
 
 from olr_core.data import Query, load_fold
-
-
-def Q(labels):
-    """A query known only by its grades (what label-based users read)."""
-    labels = np.asarray(labels)
-    return Query(np.zeros((len(labels), 0)), labels)
 from olr_core.users import (
     CASCADE_PRESETS,
     CascadeClickModel,
@@ -17,6 +11,11 @@ from olr_core.users import (
     make_user,
 )
 
+
+def Q(labels):
+    """A query known only by its grades (what label-based users read)."""
+    labels = np.asarray(labels)
+    return Query(np.zeros((len(labels), 0)), labels)
 
 @pytest.mark.parametrize("rule", ["after_click", "every_position"])
 @pytest.mark.parametrize("name", ["perfect", "navigational", "informational"])
