@@ -28,7 +28,8 @@ book: env mathjax
 	$(BIN)/olr book --profile $(PROFILE)
 
 test: env
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax --nbval-current-env
+	OLR_RESULTS_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax \
+		--nbval-current-env
 
 benchmarks: env
 	$(BIN)/python benchmarks/run_all.py

@@ -125,8 +125,9 @@ def _record(table: dict, key: str, t: int, value, length: int):
 
 
 def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int = 10, cutoff: int = 10,
-               reference_weights: np.ndarray | None = None, progress=None) -> RunTrace:
-    """Run ``ranker`` for ``rounds`` rounds on ``fold.train`` against ``user``; evaluate on ``fold.test``.
+               reference_weights: np.ndarray | None = None, progress=None, eval_split: str = "test") -> RunTrace:
+    """Run ``ranker`` for ``rounds`` rounds on ``fold.train`` against ``user``; evaluate on ``fold.test``
+    (or ``fold.vali`` with ``eval_split="vali"``, for tuning).
 
     ``reference_weights`` (e.g. the offline LambdaRank w*) adds the cosine similarity of
     the ranker's weights to it at every evaluation. ``progress`` is an optional callable
@@ -136,7 +137,10 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     streams = random_streams(seed)
     train = fold.train
     queries = query_sequence(train.n_queries, rounds, seed)
-    evaluator = OfflineEvaluator(fold.test, cutoff)
+    if eval_split not in ("test", "vali"):
+        raise ValueError(f"eval_split must be 'test' or 'vali', got {eval_split!r}")
+    evaluation_data = getattr(fold, eval_split)
+    evaluator = OfflineEvaluator(evaluation_data, cutoff)
     ideal = _ideal_dcgs(train, cutoff)
     disc = _discounts(cutoff)
     gains_all = 2.0 ** train.labels - 1.0
@@ -151,7 +155,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     def evaluate(t):
         e = len(eval_rounds)
         eval_rounds.append(t)
-        offline.append(evaluator(ranker.score(fold.test), streams["evaluation"]))
+        offline.append(evaluator(ranker.score(evaluation_data), streams["evaluation"]))
         w = ranker.weights() if reference_weights is not None else None
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)

@@ -34,7 +34,8 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None) -> RunTra
     user = make_user(spec.click_model, fold.max_grade, spec.stop_rule, spec.cutoff)
     ranker = make_ranker(spec.algorithm, **spec.params)
     ref = reference_weights(spec.reference, spec.dataset, spec.fold, data_dir) if spec.reference else None
-    return run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref, progress)
+    return run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref, progress,
+                      spec.eval_split)
 
 
 def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:

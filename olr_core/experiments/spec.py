@@ -50,6 +50,7 @@ class RunSpec:
     eval_every: int = 10
     cutoff: int = 10
     reference: str | None = None   # an offline algorithm whose weights give the cosine similarity
+    eval_split: str = "test"       # "vali" for hyper-parameter tuning
 
     def __post_init__(self):
         algorithm_parameters(self.algorithm)          # raises on an unknown algorithm
@@ -78,7 +79,7 @@ class RunSpec:
 
 
 GRID_KEYS = {"name", "algorithms", "datasets", "folds", "click_models", "seeds", "rounds", "stop_rule",
-             "eval_every", "cutoff", "reference"}
+             "eval_every", "cutoff", "reference", "eval_split"}
 
 
 def _as_list(value):
@@ -99,7 +100,8 @@ def expand_grid(grid: dict) -> list[RunSpec]:
     algos = [a if isinstance(a, dict) else {"name": a} for a in _as_list(grid["algorithms"])]
     seeds = grid.get("seeds", 1)
     seeds = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
-    common = {k: grid[k] for k in ("rounds", "stop_rule", "eval_every", "cutoff", "reference") if k in grid}
+    common = {k: grid[k] for k in ("rounds", "stop_rule", "eval_every", "cutoff", "reference", "eval_split")
+              if k in grid}
     runs = []
     for algo, dataset, fold, click, seed in itertools.product(
             algos, _as_list(grid.get("datasets", "synth-mq")), _as_list(grid.get("folds", 1)),

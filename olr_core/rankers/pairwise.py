@@ -187,7 +187,8 @@ class PairRank(BaseRanker):
         ranking = _order_blocks(certain, order, starts, self.rng.random(len(scores)), self.variant == "C")
         sizes = np.diff(starts)
         size_at = np.repeat(sizes, sizes)
-        stats = {"n_blocks": float(len(sizes))}
+        n = len(scores)
+        stats = {"n_blocks": float(len(sizes)), "uncertain_pairs": float(n * (n - 1) / 2 - certain.sum())}
         stats.update({f"block_size_at_{r}": float(size_at[r - 1]) for r in range(1, 11) if r <= len(size_at)})
         return Display(ranking, stats=stats)
 
