@@ -19,7 +19,9 @@ from olr_core.users import make_user
 
 # (algorithm, rounds on MQ2008-sized data, rounds on the MSLR-sized preset)
 CASES = [("random", 10_000, 2_000), ("dbgd", 10_000, 2_000), ("dbgd_dsp", 10_000, 2_000), ("mgd", 10_000, 1_000),
-         ("mgd_dsp", 10_000, 1_000), ("nsgd", 5_000, 1_000), ("nsgd_dsp", 5_000, 1_000)]
+         ("mgd_dsp", 10_000, 1_000), ("nsgd", 5_000, 1_000), ("nsgd_dsp", 5_000, 1_000), ("pdgd", 10_000, 2_000),
+         ("pairrank_c", 3_000, 500), ("pairrank_r", 3_000, 500), ("epsilon_greedy", 3_000, 500),
+         ("sgd_ranknet", 10_000, 2_000)]
 DATASETS = ("mq2008", "synth-mq", "synth-mslr")
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_history  # noqa: E402
 import bench_loop  # noqa: E402
 import bench_parse  # noqa: E402
 
-SUITES = {"loop": bench_loop.run, "parse": bench_parse.run}
+SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)
