@@ -143,7 +143,6 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     evaluator = OfflineEvaluator(evaluation_data, cutoff)
     ideal = _ideal_dcgs(train, cutoff)
     disc = _discounts(cutoff)
-    gains_all = 2.0 ** train.labels - 1.0
     online = np.zeros(rounds)
     misordered = np.zeros(rounds, dtype=np.int64)
     better_than = _better_counts(train)
@@ -160,20 +159,25 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
 
-    for t in range(rounds):
+    train_queries = [train.query(q) for q in range(train.n_queries)]   # views, built once
+    gain_of_grade = 2.0 ** np.arange(train.max_grade + 1) - 1.0
+    user_rng = streams["users"]
+    for t, q in enumerate(queries.tolist()):
         if t % eval_every == 0:
             evaluate(t)
-        q = queries[t]
-        query = train.query(q)
+        query = train_queries[q]
         display = ranker.rank(query)
         shown = display.ranking[:cutoff]
+        shown_labels = query.labels[shown]
         if ideal[q] > 0:
-            online[t] = gains_all[train.offsets[q] + shown] @ disc[: len(shown)] / ideal[q]
-        misordered[t] = _misordered_at_top(query.labels[shown], better_than[q])
-        feedback = user(query, shown, streams["users"])
+            online[t] = gain_of_grade[shown_labels] @ disc[: len(shown)] / ideal[q]
+        misordered[t] = _misordered_at_top(shown_labels, better_than[q])
+        feedback = user(query, shown, user_rng)
         info = ranker.learn(query, display, feedback)
-        for key, value in {**display.stats, **(info or {})}.items():
-            _record(stats, key, t, value, rounds)
+        for source in (display.stats, info):
+            if source:
+                for key, value in source.items():
+                    _record(stats, key, t, value, rounds)
         if progress is not None:
             progress(t + 1)
     evaluate(rounds)

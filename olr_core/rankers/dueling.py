@@ -61,7 +61,7 @@ class DuelingRanker(BaseRanker):
 
     def rank(self, query) -> Display:
         directions = self.propose(query)
-        thetas = np.vstack([self.theta, self.theta + self.step * directions])
+        thetas = np.concatenate([self.theta[None, :], self.theta + self.step * directions])
         rankings = rank_by_scores(self.scorer.scores_many(query.features, thetas), self.rng)
         if self.multileave == "team_draft":
             shown, team = team_draft(rankings, self.cutoff, self.rng, self.shared_prefix)

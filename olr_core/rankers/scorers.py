@@ -76,7 +76,7 @@ def make_scorer(name: str, hidden: int = 10):
 def unit_sphere(rng: np.random.Generator, m: int, p: int) -> np.ndarray:
     """m directions drawn uniformly from the unit sphere in R^p (normalised Gaussians)."""
     u = rng.standard_normal((m, p))
-    return u / np.linalg.norm(u, axis=1, keepdims=True)
+    return u / np.sqrt((u * u).sum(axis=1, keepdims=True))
 
 
 def scorer_backward(scorer, X: np.ndarray, theta: np.ndarray, dscores: np.ndarray) -> np.ndarray:
