@@ -171,3 +171,12 @@ def test_nsgd_candidates_are_orthogonal_to_the_worst_losing_directions():
     assert candidates.shape == (9, fold.n_features)
     np.testing.assert_allclose(candidates @ worst.T, 0, atol=1e-10)
     np.testing.assert_allclose(np.linalg.norm(candidates, axis=1), 1)
+
+
+def test_recent_document_queue_keeps_the_last_r_in_order():
+    space = DocumentSpace(n_features=2, k=0, r=3)
+    for value in range(1, 6):
+        space.remember(np.full((1, 2), float(value)))
+    assert space.n_recent == 3 and sorted(space.recent[:, 0]) == [3.0, 4.0, 5.0]
+    space.remember(np.arange(8.0).reshape(4, 2))        # more rows than r: only the last three stay
+    assert sorted(space.recent[:, 0]) == [2.0, 4.0, 6.0]

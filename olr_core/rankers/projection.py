@@ -56,8 +56,11 @@ class DocumentSpace:
         return orthonormal_basis(np.vstack([examined, self.recent[: self.n_recent]]))
 
     def remember(self, examined: np.ndarray) -> None:
-        """Push this round's examined documents into the queue of the r most recent ones."""
-        for row in examined[-self.r:] if self.r else ():
-            self.recent[self.cursor] = row
-            self.cursor = (self.cursor + 1) % self.r
-            self.n_recent = min(self.n_recent + 1, self.r)
+        """Push this round's examined documents into the ring buffer of the r most recent ones."""
+        if self.r == 0:
+            return
+        rows = examined[-self.r:]
+        slots = (self.cursor + np.arange(len(rows))) % self.r
+        self.recent[slots] = rows
+        self.cursor = (self.cursor + len(rows)) % self.r
+        self.n_recent = min(self.n_recent + len(rows), self.r)
