@@ -211,3 +211,15 @@ def test_pdgd_drives_an_mlp_scorer():
     trace = run_online(make_ranker("pdgd", scorer="mlp", hidden=16), fold, user, 800, seed=0, eval_every=200)
     random = run_online(make_ranker("random"), fold, user, 800, seed=0, eval_every=200)
     assert trace.offline_ndcg[-1] > random.offline_ndcg[-1] + 0.05
+
+
+def test_compiled_pdgd_gradient_equals_the_numpy_reference():
+    from olr_core.rankers.pdgd import pdgd_score_gradient, pdgd_score_gradient_reference
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(2, 30))
+        s = rng.standard_normal(n) * 2
+        clicks = rng.random(min(10, n)) < 0.3
+        np.testing.assert_allclose(pdgd_score_gradient(s, clicks, 10), pdgd_score_gradient_reference(s, clicks, 10),
+                                   atol=1e-12)
