@@ -16,7 +16,7 @@ from ..data.registry import get_spec
 from ..rankers import algorithm_parameters
 from ..users import CLICK_MODELS, STOP_RULES
 
-PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "runner.py", "spec.py"}
+PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -82,6 +82,23 @@ class OnlinePairwiseLogistic:
         return self.theta
 
 
+def click_pair_differences(query, display, feedback, rng, pairing: str) -> np.ndarray:
+    """x_win - x_lose for the round's independent click pairs (rows; empty if there are none)."""
+    win, lose = independent_pairs(feedback.clicks, rng, pairing)
+    shown = display.ranking
+    return query.features[shown[win]] - query.features[shown[lose]]
+
+
+class _FittedRankNet(BaseRanker):
+    """Shared by rankers that score with an :class:`OnlinePairwiseLogistic` model."""
+
+    def score(self, docs) -> np.ndarray:
+        return docs.features @ self.model.theta
+
+    def weights(self) -> np.ndarray:
+        return self.model.theta
+
+
 @njit(cache=True)
 def _order_blocks(certain, order, block_start, keys, conservative):
     """Within each block (a run of ``order``), shuffle (R) or random topological sort of certain pairs (C)."""
@@ -141,7 +158,7 @@ def certain_blocks(certain: np.ndarray, scores: np.ndarray, rng: np.random.Gener
     return order, starts
 
 
-class PairRank(BaseRanker):
+class PairRank(_FittedRankNet):
     """PairRank_R (``variant="R"``) or PairRank_C (``variant="C"``), Algorithm 1 of Jia et al. (2021).
 
     Confidence width ``alpha * ||x_ij||_{M^-1}``: ``alpha`` a tuned constant (the experiments'
@@ -193,11 +210,9 @@ class PairRank(BaseRanker):
         return Display(ranking, stats=stats)
 
     def learn(self, query, display, feedback) -> dict:
-        win, lose = independent_pairs(feedback.clicks, self.rng, self.pairing)
-        if len(win) == 0:
+        Z = click_pair_differences(query, display, feedback, self.rng, self.pairing)
+        if len(Z) == 0:
             return {"pairs": 0.0}
-        shown = display.ranking
-        Z = query.features[shown[win]] - query.features[shown[lose]]
         for z in Z:                                        # Sherman-Morrison: M += z z^T
             Mz = self.Minv @ z
             denom = 1.0 + z @ Mz
@@ -206,12 +221,6 @@ class PairRank(BaseRanker):
         self.model.add(Z)
         self.model.fit()
         return {"pairs": float(len(Z))}
-
-    def score(self, docs) -> np.ndarray:
-        return docs.features @ self.model.theta
-
-    def weights(self) -> np.ndarray:
-        return self.model.theta
 
 
 @njit(cache=True)
@@ -239,7 +248,7 @@ def _epsilon_greedy(order, explore, picks):
     return out
 
 
-class EpsilonGreedyRankNet(BaseRanker):
+class EpsilonGreedyRankNet(_FittedRankNet):
     """RankNet on independent click pairs (as PairRank), exploring with probability ``epsilon`` per position."""
 
     def __init__(self, epsilon: float = 0.1, l2: float = 0.1, pairing: str = "adjacent", window: int = 1000,
@@ -260,18 +269,11 @@ class EpsilonGreedyRankNet(BaseRanker):
         return Display(_epsilon_greedy(order, draws[0] < self.epsilon, draws[1]))
 
     def learn(self, query, display, feedback) -> dict:
-        win, lose = independent_pairs(feedback.clicks, self.rng, self.pairing)
-        if len(win):
-            shown = display.ranking
-            self.model.add(query.features[shown[win]] - query.features[shown[lose]])
+        Z = click_pair_differences(query, display, feedback, self.rng, self.pairing)
+        if len(Z):
+            self.model.add(Z)
             self.model.fit()
-        return {"pairs": float(len(win))}
-
-    def score(self, docs) -> np.ndarray:
-        return docs.features @ self.model.theta
-
-    def weights(self) -> np.ndarray:
-        return self.model.theta
+        return {"pairs": float(len(Z))}
 
 
 class SGDRankNet(BaseRanker):
@@ -285,13 +287,11 @@ class SGDRankNet(BaseRanker):
         self.theta = np.zeros(train.n_features)
 
     def learn(self, query, display, feedback) -> dict:
-        win, lose = independent_pairs(feedback.clicks, self.rng, self.pairing)
-        if len(win):
-            shown = display.ranking
-            Z = query.features[shown[win]] - query.features[shown[lose]]
+        Z = click_pair_differences(query, display, feedback, self.rng, self.pairing)
+        if len(Z):
             grad = Z.T @ expit(-(Z @ self.theta)) - self.l2 * self.theta
             self.theta = self.theta + self.learning_rate * grad
-        return {"pairs": float(len(win))}
+        return {"pairs": float(len(Z))}
 
     def score(self, docs) -> np.ndarray:
         return docs.features @ self.theta
