@@ -118,38 +118,41 @@ def _check(rounds, eval_every, cutoff, ranker, user):
                          f"model gives {user.feedback_kind!r}; pick a matching user model")
 
 
-def _record(table: dict, key: str, t: int, value, length: int):
+def _record(table: dict, key: str, t, value, length: int):
     if key not in table:
         table[key] = np.full(length, np.nan)
     table[key][t] = value
 
 
 def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int = 10, cutoff: int = 10,
-               reference_weights: np.ndarray | None = None, progress=None, eval_split: str = "test") -> RunTrace:
+               reference_weights: np.ndarray | None = None, progress=None, eval_split: str = "test",
+               compiled: bool = True) -> RunTrace:
     """Run ``ranker`` for ``rounds`` rounds on ``fold.train`` against ``user``; evaluate on ``fold.test``
     (or ``fold.vali`` with ``eval_split="vali"``, for tuning).
 
-    ``reference_weights`` (e.g. the offline LambdaRank w*) adds the cosine similarity of
-    the ranker's weights to it at every evaluation. ``progress`` is an optional callable
-    receiving the number of finished rounds.
+    The rounds between two evaluations form a block. A ranker that offers
+    ``compiled_rounds(user, train, cutoff)`` plays each block in one compiled call, drawing
+    the same random numbers as the round-by-round protocol (``compiled=False`` forces the
+    latter; the two give identical traces). ``reference_weights`` (e.g. the offline
+    LambdaRank w*) adds the cosine similarity of the ranker's weights to it at every
+    evaluation. ``progress`` is an optional callable receiving the number of finished rounds.
     """
     _check(rounds, eval_every, cutoff, ranker, user)
+    if eval_split not in ("test", "vali"):
+        raise ValueError(f"eval_split must be 'test' or 'vali', got {eval_split!r}")
     streams = random_streams(seed)
     train = fold.train
     queries = query_sequence(train.n_queries, rounds, seed)
-    if eval_split not in ("test", "vali"):
-        raise ValueError(f"eval_split must be 'test' or 'vali', got {eval_split!r}")
     evaluation_data = getattr(fold, eval_split)
     evaluator = OfflineEvaluator(evaluation_data, cutoff)
-    ideal = _ideal_dcgs(train, cutoff)
-    disc = _discounts(cutoff)
-    online = np.zeros(rounds)
-    misordered = np.zeros(rounds, dtype=np.int64)
-    better_than = _better_counts(train)
+    shown = np.full((rounds, cutoff), -1, dtype=np.int64)
     stats, eval_stats, eval_rounds, offline = {}, {}, [], []
     n_evals = rounds // eval_every + 1 + (rounds % eval_every != 0)
     started = time.perf_counter()
     ranker.start(train, streams["ranker"])
+    offer = getattr(ranker, "compiled_rounds", None) if compiled else None
+    player = offer(user, train, cutoff) if offer is not None else None
+    play = _protocol_rounds(ranker, train, user, stats, rounds, progress) if player is None else None
 
     def evaluate(t):
         e = len(eval_rounds)
@@ -159,30 +162,68 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
 
-    train_queries = [train.query(q) for q in range(train.n_queries)]   # views, built once
-    gain_of_grade = 2.0 ** np.arange(train.max_grade + 1) - 1.0
-    user_rng = streams["users"]
-    for t, q in enumerate(queries.tolist()):
-        if t % eval_every == 0:
-            evaluate(t)
-        query = train_queries[q]
-        display = ranker.rank(query)
-        shown = display.ranking[:cutoff]
-        shown_labels = query.labels[shown]
-        if ideal[q] > 0:
-            online[t] = gain_of_grade[shown_labels] @ disc[: len(shown)] / ideal[q]
-        misordered[t] = _misordered_at_top(shown_labels, better_than[q])
-        feedback = user(query, shown, user_rng)
-        info = ranker.learn(query, display, feedback)
-        for source in (display.stats, info):
-            if source:
-                for key, value in source.items():
-                    _record(stats, key, t, value, rounds)
+    for begin in range(0, rounds, eval_every):
+        evaluate(begin)
+        end = min(begin + eval_every, rounds)
+        if player is None:
+            play(begin, queries[begin:end], streams["users"], shown[begin:end])
+            continue
+        for key, values in player.play(queries[begin:end], streams["users"], shown[begin:end]).items():
+            if key in stats or not np.isnan(values).all():          # a statistic appears with its first value
+                _record(stats, key, slice(begin, end), values, rounds)
         if progress is not None:
-            progress(t + 1)
+            progress(end)
     evaluate(rounds)
+    online, misordered = online_metrics(train, queries, shown)
     return RunTrace(online, np.asarray(eval_rounds), np.asarray(offline), misordered, stats,
                     {k: v[: len(eval_rounds)] for k, v in eval_stats.items()}, time.perf_counter() - started)
+
+
+def _protocol_rounds(ranker, train, user, stats, rounds, progress):
+    """The round-by-round protocol: ``rank``, the user's feedback on the top of the list, ``learn``."""
+    train_queries = [train.query(q) for q in range(train.n_queries)]   # views, built once
+
+    def play(begin, queries, user_rng, shown_out):
+        cutoff = shown_out.shape[1]
+        for i, q in enumerate(queries.tolist()):
+            query = train_queries[q]
+            display = ranker.rank(query)
+            shown = display.ranking[:cutoff]
+            shown_out[i, : len(shown)] = shown
+            info = ranker.learn(query, display, user(query, shown, user_rng))
+            for source in (display.stats, info):
+                if source:
+                    for key, value in source.items():
+                        _record(stats, key, begin + i, value, rounds)
+            if progress is not None:
+                progress(begin + i + 1)
+    return play
+
+
+def online_metrics(data: RankingData, queries: np.ndarray, shown: np.ndarray, chunk: int = 8192):
+    """Per round: NDCG@cutoff of the shown list, and its mis-ordered pairs (see the module docstring).
+
+    ``shown`` (rounds x cutoff) holds each round's shown documents (positions within the
+    query), padded with -1. Computed for ``chunk`` rounds at a time.
+    """
+    cutoff = shown.shape[1]
+    ideal = _ideal_dcgs(data, cutoff)
+    better_than = _better_counts(data)
+    disc = _discounts(cutoff)
+    below, above = np.tril_indices(cutoff, -1)        # (position, a position above it)
+    online = np.zeros(len(queries))
+    misordered = np.zeros(len(queries), dtype=np.int64)
+    for lo in range(0, len(queries), chunk):
+        q, s = queries[lo: lo + chunk], shown[lo: lo + chunk]
+        valid = s >= 0
+        grade = np.where(valid, data.labels[data.offsets[q][:, None] + np.where(valid, s, 0)], 0)
+        dcg = np.where(valid, 2.0 ** grade - 1.0, 0.0) @ disc
+        has_relevant = ideal[q] > 0
+        online[lo: lo + chunk][has_relevant] = dcg[has_relevant] / ideal[q][has_relevant]
+        worse_below = (grade[:, above] > grade[:, below]) & valid[:, below]
+        better = np.where(valid, better_than[q[:, None], grade], 0).sum(axis=1)
+        misordered[lo: lo + chunk] = better - worse_below.sum(axis=1)
+    return online, misordered
 
 
 def _ideal_dcgs(data: RankingData, k: int) -> np.ndarray:
@@ -196,19 +237,3 @@ def _better_counts(data: RankingData) -> np.ndarray:
     np.add.at(per_grade, (data.query_of_doc(), data.labels), 1)
     above = per_grade[:, ::-1].cumsum(axis=1)[:, ::-1]
     return above[:, 1:]
-
-
-def _misordered_at_top(shown_labels: np.ndarray, better_than: np.ndarray) -> int:
-    """Pairs (shown doc, any doc ranked below it) with the lower one more relevant.
-
-    For the document at position r: documents better than it, minus those shown above it.
-    """
-    n = len(shown_labels)
-    if n not in _TRI_PAIRS:
-        _TRI_PAIRS[n] = np.tril_indices(n, -1)      # (position, a position above it)
-    below, above = _TRI_PAIRS[n]
-    better_above = np.count_nonzero(shown_labels[above] > shown_labels[below])
-    return int(better_than[shown_labels].sum()) - better_above
-
-
-_TRI_PAIRS: dict = {}

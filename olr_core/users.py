@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 # Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
 CASCADE_PRESETS = {
@@ -82,16 +83,14 @@ class CascadeClickModel:
         object.__setattr__(self, "_ps", np.asarray(self.stop_prob))
 
     def __call__(self, query, shown: np.ndarray, rng: np.random.Generator) -> Clicks:
-        draws = rng.random((2, self.cutoff))
-        shown_labels = query.labels[shown]
-        n = len(shown_labels)
-        clicked = draws[0, :n] < self._pc[shown_labels]
-        stop_here = draws[1, :n] < self._ps[shown_labels]
-        if self.stop_rule == "after_click":
-            stop_here &= clicked
-        last = int(np.argmax(stop_here)) if stop_here.any() else n - 1
-        clicked[last + 1:] = False
+        clicked = np.zeros(len(shown), dtype=np.bool_)
+        last = cascade_clicks(query.labels[shown], rng.random((2, self.cutoff)), self._pc, self._ps,
+                              self.stop_rule == "every_position", clicked)
         return Clicks(clicked, last)
+
+    def draw_rounds(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
+        """The random numbers of ``rounds`` consecutive calls (rounds x 2 x cutoff), as they would draw them."""
+        return rng.random((rounds, 2, self.cutoff))
 
     def click_probability_by_position(self, shown_labels) -> np.ndarray:
         """Exact P(click at each position) for a fixed shown list (used to test the simulator)."""
@@ -99,6 +98,25 @@ class CascadeClickModel:
         stop = pc * ps if self.stop_rule == "after_click" else ps
         examined = np.concatenate([[1.0], np.cumprod(1.0 - stop)[:-1]])
         return examined * pc
+
+
+@njit(cache=True)
+def cascade_clicks(shown_labels, draws, click_prob, stop_prob, every_position, clicked):
+    """One cascade session: fill ``clicked`` and return the last examined position.
+
+    ``draws`` (2 x cutoff) are the session's uniforms: row 0 decides clicks, row 1 stops.
+    """
+    n = len(shown_labels)
+    last = n - 1
+    for i in range(n):
+        g = shown_labels[i]
+        clicked[i] = draws[0, i] < click_prob[g]
+        if draws[1, i] < stop_prob[g] and (every_position or clicked[i]):
+            last = i
+            break
+    for i in range(last + 1, n):
+        clicked[i] = False
+    return last
 
 
 @dataclass(frozen=True)

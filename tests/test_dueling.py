@@ -121,7 +121,8 @@ def test_dbgd_with_an_oracle_comparison_climbs_a_concave_utility():
     rng = np.random.default_rng(6)
     w_star = rng.standard_normal(d)
     ranker = DBGD(learning_rate=0.05, step=0.5)
-    ranker.rng, ranker.theta = rng, np.zeros(d)
+    ranker.rng = ranker.direction_rng = rng
+    ranker.theta = np.zeros(d)
 
     def utility(w):
         return -np.sum((w - w_star) ** 2)
@@ -180,3 +181,80 @@ def test_recent_document_queue_keeps_the_last_r_in_order():
     assert space.n_recent == 3 and sorted(space.recent[:, 0]) == [3.0, 4.0, 5.0]
     space.remember(np.arange(8.0).reshape(4, 2))        # more rows than r: only the last three stay
     assert sorted(space.recent[:, 0]) == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("name, params, click_model, stop_rule, cutoff", [
+    ("dbgd", {}, "navigational", "after_click", 10),
+    ("dbgd_dsp", {}, "informational", "every_position", 10),
+    ("dbgd_dsp", {"dsp_oracle": True, "dsp_lambda": 0.4, "dsp_renormalize": True, "dsp_r": 3}, "perfect",
+     "after_click", 10),
+    ("mgd_dsp", {"n_candidates": 4, "shared_prefix": False}, "navigational", "after_click", 6),
+    ("mgd", {}, "perfect", "every_position", 10),
+])
+def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, click_model, stop_rule, cutoff):
+    fold = load_fold("synth-mq")
+    user = make_user(click_model, fold.max_grade, stop_rule=stop_rule)
+    ranker = make_ranker(name, **params)
+    ranker.start(fold.train, np.random.default_rng(0))
+    assert ranker.compiled_rounds(user, fold.train, cutoff) is not None
+    fast = run_online(make_ranker(name, **params), fold, user, 700, seed=4, eval_every=30, cutoff=cutoff)
+    slow = run_online(make_ranker(name, **params), fold, user, 700, seed=4, eval_every=30, cutoff=cutoff,
+                      compiled=False)
+    assert fast.arrays().keys() == slow.arrays().keys()
+    for key, value in fast.arrays().items():
+        np.testing.assert_array_equal(value, slow.arrays()[key], err_msg=key)
+    assert np.nanmean(fast.stats["won"]) > 0.05           # the runs did learn, so the updates were compared
+
+
+def test_compiled_rounds_are_offered_only_where_they_replay_the_protocol():
+    fold = load_fold("synth-mq")
+    cascade = make_user("navigational", fold.max_grade)
+    declined = [(make_ranker("nsgd"), cascade), (make_ranker("mgd", multileave="probabilistic"), cascade),
+                (make_ranker("dbgd", scorer="mlp"), cascade), (make_ranker("dbgd"), make_user("pbm", fold.max_grade))]
+    for ranker, user in declined:
+        ranker.start(fold.train, np.random.default_rng(0))
+        assert ranker.compiled_rounds(user, fold.train, 10) is None
+
+
+def test_rank_rows_orders_like_lexsort_including_ties():
+    from olr_core.rankers.dueling_compiled import rank_rows
+
+    rng = np.random.default_rng(8)
+    scores = rng.integers(0, 3, size=(4, 25)).astype(float)      # many ties
+    keys = rng.random((4, 25))
+    np.testing.assert_array_equal(rank_rows(scores, keys), np.lexsort((keys, -scores), axis=-1))
+
+
+def _svd_projection(D, u):
+    basis = orthonormal_basis(D)
+    return basis.T @ (basis @ u), len(basis)
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (6, 20), (18, 46), (60, 46), (46, 46)])
+def test_pivoted_qr_projection_matches_the_svd_projection(shape):
+    from olr_core.rankers.projection import project_on_span
+
+    rng = np.random.default_rng(shape[0] * 100 + shape[1])
+    D = rng.random(shape) * (rng.random(shape) < 0.6)            # sparse non-negative, like LETOR features
+    u = rng.standard_normal(shape[1])
+    projected, rank = project_on_span(D, u)
+    expected, expected_rank = _svd_projection(D, u)
+    assert rank == expected_rank
+    np.testing.assert_allclose(projected, expected, atol=1e-12)
+
+
+def test_pivoted_qr_projection_finds_the_rank_of_dependent_documents():
+    from olr_core.rankers.projection import project_on_span
+
+    rng = np.random.default_rng(9)
+    D = rng.random((5, 30))
+    dependent = np.vstack([D, D[:2] * 3.0, D[1] - 2 * D[3], D[0] + 1e-14 * rng.random(30), np.zeros((1, 30))])
+    u = rng.standard_normal(30)
+    projected, rank = project_on_span(dependent[rng.permutation(len(dependent))], u)
+    assert rank == 5
+    np.testing.assert_allclose(projected, _svd_projection(D, u)[0], atol=1e-10)
+    again, _ = project_on_span(dependent, projected)
+    np.testing.assert_allclose(again, projected, atol=1e-12)                 # idempotent
+    np.testing.assert_allclose(dependent @ (u - projected), 0, atol=1e-10)   # residual orthogonal to documents
+    assert project_on_span(np.zeros((3, 30)), u)[1] == 0
+    np.testing.assert_array_equal(project_on_span(np.zeros((3, 30)), u)[0], 0)

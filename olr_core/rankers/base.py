@@ -10,6 +10,13 @@ and offline evaluation ranks test documents by ``ranker.score(docs)``. Honest ra
 read only ``docs.features``; the oracle, an upper bound, also reads ``docs.labels``.
 ``feedback_kind`` says which user feedback a ranker learns from: ``"clicks"``,
 ``"topk_labels"`` or ``"choice"`` (see :mod:`olr_core.users`).
+
+Optionally, a ranker may offer ``compiled_rounds(user, train, cutoff)``: an object whose
+``play(queries, user_rng, shown_out)`` plays a block of rounds in compiled code and
+returns its per-round diagnostics, or None when it has no compiled path for this user.
+It must be the protocol above, round for round and random number for random number:
+the loop uses it when offered and the tests compare the two
+(:mod:`olr_core.rankers.dueling_compiled` is the example).
 """
 
 from __future__ import annotations

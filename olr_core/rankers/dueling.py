@@ -24,7 +24,7 @@ import numpy as np
 from ..metrics import rank_by_scores
 from .base import BaseRanker, Display
 from .interleaving import pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit
-from .projection import DocumentSpace, orthonormal_basis, project
+from .projection import DocumentSpace, orthonormal_basis
 from .scorers import make_scorer, unit_sphere
 
 MULTILEAVING = ("team_draft", "probabilistic")
@@ -56,6 +56,7 @@ class DuelingRanker(BaseRanker):
     def start(self, train, rng) -> None:
         super().start(train, rng)
         self.theta = self.scorer.init(train.n_features, rng)
+        self.direction_rng = rng.spawn(1)[0]      # Gaussians apart from the uniforms (see .dueling_compiled)
         self.lr = self.learning_rate
         self.space = DocumentSpace(train.n_features, self.dsp_k, self.dsp_r, self.dsp_oracle) if self.dsp else None
 
@@ -98,10 +99,23 @@ class DuelingRanker(BaseRanker):
     def weights(self) -> np.ndarray:
         return self.theta
 
+    def compiled_rounds(self, user, train, cutoff: int):
+        """Blocks of rounds in one compiled call (:mod:`.dueling_compiled`), when this ranker is a
+        plain DBGD / MGD with a linear scorer and team-draft interleaving and ``user`` a cascade
+        model; otherwise None, and the loop plays the protocol round by round."""
+        from ..users import CascadeClickModel
+        from .dueling_compiled import CompiledDuels
+
+        plain = all(getattr(type(self), hook) is getattr(DuelingRanker, hook)
+                    for hook in ("rank", "learn", "propose", "combine", "observe", "projected"))
+        if plain and self.scorer.linear and self.multileave == "team_draft" and type(user) is CascadeClickModel:
+            return CompiledDuels(self, user, train, cutoff)
+        return None
+
     # -- the parts subclasses change -------------------------------------------------------
     def propose(self, query) -> np.ndarray:
         """Exploration directions (n_candidates x p), uniform on the unit sphere."""
-        return unit_sphere(self.rng, self.n_candidates, len(self.theta))
+        return unit_sphere(self.direction_rng, self.n_candidates, len(self.theta))
 
     def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
         """The update direction from the winners (margin > 0): their mean."""
@@ -112,12 +126,8 @@ class DuelingRanker(BaseRanker):
 
     def projected(self, direction: np.ndarray, examined: np.ndarray):
         """lambda * A u + (1 - lambda) * u, optionally renormalised (reference code); and rank(A)."""
-        basis = self.space.basis(examined)
-        out = self.dsp_lambda * project(direction, basis) + (1.0 - self.dsp_lambda) * direction
-        if self.dsp_renormalize:
-            norm = np.linalg.norm(out)
-            out = out / norm if norm > 0 else out
-        return out, float(len(basis))
+        out, rank = self.space.project(direction, examined, self.dsp_lambda, self.dsp_renormalize)
+        return out, float(rank)
 
 
 class DBGD(DuelingRanker):

@@ -8,6 +8,22 @@ Dueling bandit methods perturb ``theta`` directly, whatever model it parameteris
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def linear_scores_many(X, thetas):
+    """(m, n) scores theta_j . x_i, summed in feature order (the compiled rounds of
+    :mod:`.dueling_compiled` call the same function, so both paths see identical scores)."""
+    m, n, d = thetas.shape[0], X.shape[0], X.shape[1]
+    out = np.empty((m, n))
+    for j in range(m):
+        for i in range(n):
+            s = 0.0
+            for f in range(d):
+                s += X[i, f] * thetas[j, f]
+            out[j, i] = s
+    return out
 
 
 class LinearScorer:
@@ -26,7 +42,8 @@ class LinearScorer:
 
     def scores_many(self, X: np.ndarray, thetas: np.ndarray) -> np.ndarray:
         """(m, n) scores for m parameter vectors (rows of ``thetas``)."""
-        return thetas @ X.T
+        return linear_scores_many(np.ascontiguousarray(X, dtype=np.float64),
+                                  np.ascontiguousarray(thetas, dtype=np.float64))
 
 
 class MLPScorer:

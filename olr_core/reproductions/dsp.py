@@ -102,7 +102,7 @@ def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bo
     """
     from ..metrics import rank_by_scores
     from ..rankers.interleaving import team_draft, team_draft_credit
-    from ..rankers.projection import DocumentSpace, project
+    from ..rankers.projection import DocumentSpace
     from ..rankers.scorers import unit_sphere
 
     space = DocumentSpace(len(theta), k=k, r=0, oracle=oracle)
@@ -117,9 +117,6 @@ def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bo
         credit = team_draft_credit(team, feedback.clicks, 2)
         wins[i] = float(credit[1] > credit[0])
         if feedback.clicks.any() or oracle:
-            basis = space.basis(space.examined(query.features, shown, feedback))
-        else:                                             # no click: examination unknown, nothing shown examined
-            basis = np.zeros((0, len(theta)))
-        projected[i] = project(u, basis)
-        ranks[i] = len(basis)
+            projected[i], ranks[i] = space.project(u, space.examined(query.features, shown, feedback))
+        # else: no click, examination unknown, nothing shown counts as examined: A = 0
     return {"u": directions, "Au": projected, "win": wins, "rank": ranks}

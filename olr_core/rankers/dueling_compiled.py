@@ -1,0 +1,138 @@
+"""Compiled rounds of the dueling family: many DBGD / MGD rounds in one numba call.
+
+A round of DBGD is a handful of microseconds of arithmetic, and the Python protocol
+around it (``rank`` -> user -> ``learn``) costs several times that. For the common case,
+a linear scorer with team-draft interleaving against a cascade user, :class:`CompiledDuels`
+plays a whole block of rounds (the rounds between two offline evaluations) in
+:func:`play_duels`, which calls the very kernels the protocol path uses: the scores
+(:func:`.scorers.linear_scores_many`), the team draft, the cascade clicks, the projection
+(:func:`.projection.dsp_direction`) and the recent-document queue. It draws the block's
+random numbers from the same streams in the same order, so a compiled run is the
+protocol run, bit for bit (``tests/test_dueling.py`` checks this).
+
+Random numbers per round, in order: the ranker's direction stream gives the candidates'
+Gaussian directions; its uniform stream gives the tie-breaking keys of each ranking
+((m + 1) x n) and the team-draft order keys (length x (m + 1)); the user stream gives
+the cascade's 2 x cutoff uniforms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..users import CascadeClickModel, cascade_clicks
+from .interleaving import _team_draft
+from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
+from .scorers import linear_scores_many, unit_sphere
+
+
+@njit(cache=True)
+def rank_rows(scores, keys):
+    """Each row's indices by descending score, ties by ascending key (as ``np.lexsort((keys, -scores))``)."""
+    m, n = scores.shape
+    out = np.empty((m, n), dtype=np.int64)
+    for r in range(m):
+        by_key = np.argsort(keys[r])
+        by_score = np.argsort(-scores[r][by_key], kind="mergesort")
+        out[r] = by_key[by_score]
+    return out
+
+
+@njit(cache=True)
+def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, click_prob, stop_prob,
+               every_position, theta, lr, step, decay, list_length, shown_length, shared_prefix,
+               dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
+               shown_out, won_out, rank_out):
+    """Play ``len(queries)`` rounds of DBGD / MGD (Algorithm 1 of the DSP paper, lines 4-17).
+
+    Updates ``theta`` and the queue ``recent`` in place, fills the shown lists, the won
+    indicator and rank(A) of every round, and returns (learning rate, cursor, n_recent).
+    """
+    n_rankers = directions.shape[1] + 1
+    d = theta.shape[0]
+    used = 0
+    for t in range(len(queries)):
+        lo, hi = offsets[queries[t]], offsets[queries[t] + 1]
+        n = hi - lo
+        X = features[lo:hi]
+        thetas = np.empty((n_rankers, d))
+        thetas[0] = theta
+        for j in range(1, n_rankers):
+            thetas[j] = theta + step * directions[t, j - 1]
+        keys = uniforms[used: used + n_rankers * n].reshape((n_rankers, n))
+        used += n_rankers * n
+        rankings = rank_rows(linear_scores_many(X, thetas), keys)
+        length = min(list_length, n)
+        order_keys = uniforms[used: used + length * n_rankers].reshape((length, n_rankers))
+        used += length * n_rankers
+        shown, team = _team_draft(rankings, length, order_keys, shared_prefix)
+        m = min(shown_length, length)
+        shown_out[t, :m] = shown[:m]
+        clicked = np.zeros(m, dtype=np.bool_)
+        last = cascade_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_prob, every_position, clicked)
+        won_out[t] = 0.0
+        if not clicked.any():
+            continue
+        examined = X[:0]
+        credit = np.zeros(n_rankers, dtype=np.int64)
+        for i in range(m):
+            if clicked[i] and team[i] >= 0:
+                credit[team[i]] += 1
+        if dsp:
+            examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
+        winners = 0
+        direction = np.zeros(d)
+        for j in range(1, n_rankers):
+            if credit[j] > credit[0]:
+                direction += directions[t, j - 1]
+                winners += 1
+        if winners > 0:
+            won_out[t] = 1.0
+            direction = direction / winners
+            if dsp:
+                direction, rank = dsp_direction(direction, stack_space(examined, recent, n_recent), dsp_lambda,
+                                                dsp_renormalize)
+                rank_out[t] = rank
+            theta += lr * direction
+            lr *= decay
+        if dsp:
+            cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
+    return lr, cursor, n_recent
+
+
+class CompiledDuels:
+    """Plays blocks of rounds of a :class:`.dueling.DuelingRanker` against a cascade user.
+
+    Holds no state of its own: the ranker's ``theta``, learning rate and document space are
+    read and written back, so ``ranker.score`` is current between blocks.
+    """
+
+    def __init__(self, ranker, user: CascadeClickModel, train, cutoff: int):
+        self.ranker, self.user, self.train = ranker, user, train
+        self.shown_length = min(int(cutoff), ranker.cutoff)
+        self.features = np.ascontiguousarray(train.features, dtype=np.float64)
+        self.labels = np.ascontiguousarray(train.labels, dtype=np.int64)
+        self.sizes = np.diff(train.offsets)
+
+    def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
+        """Play one round per query; fill ``shown_out`` (rounds x cutoff, -1 padded); return the stats."""
+        r = self.ranker
+        r.theta = r.theta.copy()            # updated in place below; earlier references keep their values
+        rounds, m = len(queries), r.n_candidates
+        directions = unit_sphere(r.direction_rng, rounds * m, len(r.theta)).reshape(rounds, m, -1)
+        sizes = self.sizes[queries]
+        uniforms = r.rng.random(int(((m + 1) * (sizes + np.minimum(sizes, r.cutoff))).sum()))
+        user_draws = self.user.draw_rounds(user_rng, rounds)
+        won, rank = np.zeros(rounds), np.full(rounds, np.nan)
+        space = r.space
+        recent, cursor, n_recent = (space.recent, space.cursor, space.n_recent) if space else (np.zeros((0, 1)), 0, 0)
+        r.lr, cursor, n_recent = play_duels(
+            self.features, self.labels, self.train.offsets, queries, directions, uniforms, user_draws,
+            self.user._pc, self.user._ps, self.user.stop_rule == "every_position", r.theta, r.lr, r.step, r.decay,
+            r.cutoff, self.shown_length, r.shared_prefix, r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda,
+            r.dsp_renormalize, recent, cursor, n_recent, shown_out, won, rank)
+        if space:
+            space.cursor, space.n_recent = cursor, n_recent
+            return {"won": won, "doc_space_rank": rank}
+        return {"won": won}
