@@ -6,8 +6,21 @@ compare it with; the kernels exist only because per-round work must cost microse
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from numba import njit
+
+
+def flush_stale_cache(dispatcher, *modules) -> None:
+    """Drop ``dispatcher``'s on-disk numba cache if any of ``modules`` changed after it was written.
+
+    numba keys a cached kernel on its own source file only, so a kernel that compiles in
+    functions of other modules would keep stale machine code after those modules change.
+    """
+    index = Path(dispatcher._cache._cache_file._index_path)
+    if index.exists() and max(Path(m.__file__).stat().st_mtime for m in modules) > index.stat().st_mtime:
+        dispatcher._cache.flush()
 
 
 @njit(cache=True)

@@ -113,6 +113,9 @@ def _check(rounds, eval_every, cutoff, ranker, user):
         raise ValueError(f"eval_every must be at least 1, got {eval_every!r}")
     if cutoff < 1:
         raise ValueError(f"cutoff must be at least 1, got {cutoff!r}")
+    if getattr(user, "cutoff", cutoff) < cutoff:
+        raise ValueError(f"the user model examines at most {user.cutoff} positions but the loop shows {cutoff}; "
+                         f"build the user with cutoff={cutoff} (make_user(..., cutoff={cutoff}))")
     if getattr(ranker, "feedback_kind", "clicks") != getattr(user, "feedback_kind", "clicks"):
         raise ValueError(f"{type(ranker).__name__} learns from {ranker.feedback_kind!r} feedback but the user "
                          f"model gives {user.feedback_kind!r}; pick a matching user model")

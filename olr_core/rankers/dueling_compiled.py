@@ -21,7 +21,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import users
+from ..kernels import flush_stale_cache
 from ..users import CascadeClickModel, cascade_clicks
+from . import interleaving, projection, scorers
 from .interleaving import _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
 from .scorers import linear_scores_many, unit_sphere
@@ -99,6 +102,9 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
         if dsp:
             cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
     return lr, cursor, n_recent
+
+
+flush_stale_cache(play_duels, users, interleaving, projection, scorers)
 
 
 class CompiledDuels:
