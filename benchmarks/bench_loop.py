@@ -17,18 +17,25 @@ from olr_core.loop import run_online
 from olr_core.rankers import make_ranker
 from olr_core.users import make_user
 
-# (algorithm, rounds on MQ2008-sized data, rounds on the MSLR-sized preset)
+# (algorithm, rounds on MQ2008-sized data, rounds on the MSLR-sized preset); "name:key=value" sets a parameter
 CASES = [("random", 10_000, 2_000), ("dbgd", 10_000, 2_000), ("dbgd_dsp", 10_000, 2_000), ("mgd", 10_000, 1_000),
-         ("mgd_dsp", 10_000, 1_000), ("nsgd", 5_000, 1_000), ("nsgd_dsp", 5_000, 1_000), ("pdgd", 10_000, 2_000),
-         ("pairrank_c", 3_000, 500), ("pairrank_r", 3_000, 500), ("epsilon_greedy", 3_000, 500),
-         ("sgd_ranknet", 10_000, 2_000)]
+         ("mgd_dsp", 10_000, 1_000), ("mgd:multileave=probabilistic", 3_000, 500),
+         ("mgd_dsp:multileave=probabilistic", 3_000, 500), ("nsgd", 5_000, 1_000), ("nsgd_dsp", 5_000, 1_000),
+         ("pdgd", 10_000, 2_000), ("pairrank_c", 3_000, 500), ("pairrank_r", 3_000, 500),
+         ("epsilon_greedy", 3_000, 500), ("sgd_ranknet", 10_000, 2_000)]
 DATASETS = ("mq2008", "synth-mq", "synth-mslr")
 
 
-def _one(algorithm: str, fold, rounds: int) -> dict:
+def _ranker(case: str):
+    name, _, setting = case.partition(":")
+    params = dict([setting.split("=")]) if setting else {}
+    return make_ranker(name, **params)
+
+
+def _one(case: str, fold, rounds: int) -> dict:
     user = make_user("navigational", fold.max_grade)
-    run_online(make_ranker(algorithm), fold, user, 50, seed=0)          # warm-up (compilation)
-    seconds = best_of(functools.partial(run_online, make_ranker(algorithm), fold, user, rounds, 0, 10), repeats=3)
+    run_online(_ranker(case), fold, user, 50, seed=0)          # warm-up (compilation)
+    seconds = best_of(functools.partial(run_online, _ranker(case), fold, user, rounds, 0, 10), repeats=3)
     return {"rounds": rounds, "seconds": round(seconds, 3), "rounds_per_second": round(rounds / seconds)}
 
 

@@ -1,6 +1,6 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse ...]
+Usage: python benchmarks/run_all.py [loop|parse|history ...]   (default: all; others keep their stored results)
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_his
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)
-    results = {"machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()}}
-    results.update({name: SUITES[name]() for name in chosen})
     out = Path(__file__).with_name("results.json")
+    results = json.loads(out.read_text()) if out.exists() else {}      # suites not re-run keep their results
+    results["machine"] = {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()}
+    results.update({name: SUITES[name]() for name in chosen})
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
