@@ -148,7 +148,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     queries = query_sequence(train.n_queries, rounds, seed)
     evaluation_data = getattr(fold, eval_split)
     evaluator = OfflineEvaluator(evaluation_data, cutoff)
-    shown = np.full((rounds, cutoff), -1, dtype=np.int64)
+    shown = np.full((rounds, cutoff), -1, dtype=np.int32)
     stats, eval_stats, eval_rounds, offline = {}, {}, [], []
     n_evals = rounds // eval_every + 1 + (rounds % eval_every != 0)
     started = time.perf_counter()

@@ -22,7 +22,9 @@ from collections import deque
 import numpy as np
 
 from ..metrics import rank_by_scores
+from ..users import CascadeClickModel
 from .base import BaseRanker, Display
+from .dueling_compiled import CompiledDuels
 from .interleaving import pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit
 from .projection import DocumentSpace, orthonormal_basis
 from .scorers import make_scorer, unit_sphere
@@ -103,9 +105,6 @@ class DuelingRanker(BaseRanker):
         """Blocks of rounds in one compiled call (:mod:`.dueling_compiled`), when this ranker is a
         plain DBGD / MGD with a linear scorer and team-draft interleaving and ``user`` a cascade
         model; otherwise None, and the loop plays the protocol round by round."""
-        from ..users import CascadeClickModel
-        from .dueling_compiled import CompiledDuels
-
         plain = all(getattr(type(self), hook) is getattr(DuelingRanker, hook)
                     for hook in ("rank", "learn", "propose", "combine", "observe", "projected"))
         if plain and self.scorer.linear and self.multileave == "team_draft" and type(user) is CascadeClickModel:
