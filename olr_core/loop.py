@@ -138,7 +138,8 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     the same random numbers as the round-by-round protocol (``compiled=False`` forces the
     latter; the two give identical traces). ``reference_weights`` (e.g. the offline
     LambdaRank w*) adds the cosine similarity of the ranker's weights to it at every
-    evaluation. ``progress`` is an optional callable receiving the number of finished rounds.
+    evaluation. ``progress`` is an optional callable receiving the number of finished rounds
+    after each block.
     """
     _check(rounds, eval_every, cutoff, ranker, user)
     if eval_split not in ("test", "vali"):
@@ -154,8 +155,7 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     started = time.perf_counter()
     ranker.start(train, streams["ranker"])
     offer = getattr(ranker, "compiled_rounds", None) if compiled else None
-    player = offer(user, train, cutoff) if offer is not None else None
-    play = _protocol_rounds(ranker, train, user, stats, rounds, progress) if player is None else None
+    player = (offer(user, train, cutoff) if offer is not None else None) or ProtocolRounds(ranker, user, train)
 
     def evaluate(t):
         e = len(eval_rounds)
@@ -168,9 +168,6 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     for begin in range(0, rounds, eval_every):
         evaluate(begin)
         end = min(begin + eval_every, rounds)
-        if player is None:
-            play(begin, queries[begin:end], streams["users"], shown[begin:end])
-            continue
         for key, values in player.play(queries[begin:end], streams["users"], shown[begin:end]).items():
             if key in stats or not np.isnan(values).all():          # a statistic appears with its first value
                 _record(stats, key, slice(begin, end), values, rounds)
@@ -182,25 +179,28 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
                     {k: v[: len(eval_rounds)] for k, v in eval_stats.items()}, time.perf_counter() - started)
 
 
-def _protocol_rounds(ranker, train, user, stats, rounds, progress):
-    """The round-by-round protocol: ``rank``, the user's feedback on the top of the list, ``learn``."""
-    train_queries = [train.query(q) for q in range(train.n_queries)]   # views, built once
+class ProtocolRounds:
+    """Plays rounds one by one through the protocol: ``rank``, the user's feedback on the top
+    of the list, ``learn`` (the player of every ranker without a compiled one)."""
 
-    def play(begin, queries, user_rng, shown_out):
+    def __init__(self, ranker, user, train: RankingData):
+        self.ranker, self.user = ranker, user
+        self.queries = [train.query(q) for q in range(train.n_queries)]   # views, built once
+
+    def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
+        """One round per query; fills ``shown_out`` and returns each diagnostic per round (NaN: not reported)."""
+        stats: dict = {}
         cutoff = shown_out.shape[1]
         for i, q in enumerate(queries.tolist()):
-            query = train_queries[q]
-            display = ranker.rank(query)
+            query = self.queries[q]
+            display = self.ranker.rank(query)
             shown = display.ranking[:cutoff]
             shown_out[i, : len(shown)] = shown
-            info = ranker.learn(query, display, user(query, shown, user_rng))
+            info = self.ranker.learn(query, display, self.user(query, shown, user_rng))
             for source in (display.stats, info):
-                if source:
-                    for key, value in source.items():
-                        _record(stats, key, begin + i, value, rounds)
-            if progress is not None:
-                progress(begin + i + 1)
-    return play
+                for key, value in (source or {}).items():
+                    _record(stats, key, i, value, len(queries))
+        return stats
 
 
 def online_metrics(data: RankingData, queries: np.ndarray, shown: np.ndarray, chunk: int = 8192):

@@ -84,9 +84,12 @@ class CascadeClickModel:
 
     def __call__(self, query, shown: np.ndarray, rng: np.random.Generator) -> Clicks:
         clicked = np.zeros(len(shown), dtype=np.bool_)
-        last = cascade_clicks(query.labels[shown], rng.random((2, self.cutoff)), self._pc, self._ps,
-                              self.stop_rule == "every_position", clicked)
+        last = cascade_clicks(query.labels[shown], self.draw_rounds(rng, 1)[0], *self.kernel_arguments(), clicked)
         return Clicks(clicked, last)
+
+    def kernel_arguments(self) -> tuple:
+        """(click_prob, stop_prob, every_position): the parameters :func:`cascade_clicks` takes."""
+        return self._pc, self._ps, self.stop_rule == "every_position"
 
     def draw_rounds(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
         """The random numbers of ``rounds`` consecutive calls (rounds x 2 x cutoff), as they would draw them."""

@@ -119,7 +119,7 @@ class CompiledDuels:
         self.shown_length = min(int(cutoff), ranker.cutoff)
         self.features = np.ascontiguousarray(train.features, dtype=np.float64)
         self.labels = np.ascontiguousarray(train.labels, dtype=np.int64)
-        self.sizes = np.diff(train.offsets)
+        self.sizes = train.docs_per_query
 
     def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
         """Play one round per query; fill ``shown_out`` (rounds x cutoff, -1 padded); return the stats."""
@@ -135,7 +135,7 @@ class CompiledDuels:
         recent, cursor, n_recent = (space.recent, space.cursor, space.n_recent) if space else (np.zeros((0, 1)), 0, 0)
         r.lr, cursor, n_recent = play_duels(
             self.features, self.labels, self.train.offsets, queries, directions, uniforms, user_draws,
-            self.user._pc, self.user._ps, self.user.stop_rule == "every_position", r.theta, r.lr, r.step, r.decay,
+            *self.user.kernel_arguments(), r.theta, r.lr, r.step, r.decay,
             r.cutoff, self.shown_length, r.shared_prefix, r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda,
             r.dsp_renormalize, recent, cursor, n_recent, shown_out, won, rank)
         if space:

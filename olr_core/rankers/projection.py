@@ -66,11 +66,6 @@ def _reflect(v, k, y):
 
 
 @njit(cache=True)
-def _tail_norm2(x, k):
-    return _dot_from(x, x, k)
-
-
-@njit(cache=True)
 def project_on_span(D, u, rtol=RTOL):
     """(A u, rank A) for A the orthogonal projector onto the span of the rows of ``D``.
 
@@ -86,7 +81,7 @@ def project_on_span(D, u, rtol=RTOL):
     norm2 = np.empty(m)
     exact2 = np.empty(m)
     for j in range(m):
-        norm2[j] = exact2[j] = _tail_norm2(W[j], 0)
+        norm2[j] = exact2[j] = _dot_from(W[j], W[j], 0)
     rank, first = 0, 0.0
     for k in range(min(m, d)):
         best = k
@@ -98,7 +93,7 @@ def project_on_span(D, u, rtol=RTOL):
                 W[k, i], W[best, i] = W[best, i], W[k, i]
             norm2[k], norm2[best] = norm2[best], norm2[k]
             exact2[k], exact2[best] = exact2[best], exact2[k]
-        norm = np.sqrt(_tail_norm2(W[k], k))
+        norm = np.sqrt(_dot_from(W[k], W[k], k))
         if k == 0:
             first = norm
         if norm == 0.0 or norm <= rtol * first:
@@ -106,14 +101,14 @@ def project_on_span(D, u, rtol=RTOL):
         alpha = -norm if W[k, k] >= 0 else norm
         V[k, k:] = W[k, k:]
         V[k, k] -= alpha
-        vnorm = np.sqrt(_tail_norm2(V[k], k))
+        vnorm = np.sqrt(_dot_from(V[k], V[k], k))
         for i in range(k, d):
             V[k, i] /= vnorm
         for j in range(k + 1, m):
             _reflect(V[k], k, W[j])
             norm2[j] -= W[j, k] * W[j, k]
             if norm2[j] <= 1e-8 * exact2[j]:      # downdate lost its digits: recompute
-                norm2[j] = exact2[j] = _tail_norm2(W[j], k + 1)
+                norm2[j] = exact2[j] = _dot_from(W[j], W[j], k + 1)
         rank = k + 1
     y = u.astype(np.float64).copy()
     for k in range(rank):
@@ -198,9 +193,8 @@ class DocumentSpace:
 
     def project(self, direction: np.ndarray, examined: np.ndarray, lam: float = 1.0, renormalize: bool = False):
         """(lambda * A u + (1 - lambda) * u, rank A) for this round's document space."""
-        out, rank = dsp_direction(np.asarray(direction, dtype=np.float64), self.rows(examined), float(lam),
-                                  bool(renormalize))
-        return out, rank
+        return dsp_direction(np.asarray(direction, dtype=np.float64), self.rows(examined), float(lam),
+                             bool(renormalize))
 
     def remember(self, examined: np.ndarray) -> None:
         """Push this round's examined documents into the ring buffer of the r most recent ones."""
