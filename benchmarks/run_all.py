@@ -1,6 +1,6 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history ...]   (default: all; others keep their stored results)
+Usage: python benchmarks/run_all.py [loop|parse|history|busy ...]   (default: all; others keep their stored results)
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_busy  # noqa: E402
 import bench_history  # noqa: E402
 import bench_loop  # noqa: E402
 import bench_parse  # noqa: E402
 
-SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run}
+SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)

@@ -9,7 +9,10 @@ narrative chapters, warnings as errors.
 
 from __future__ import annotations
 
+import ast
+import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -18,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from . import __version__
+from .params import yaml_load
 
 PROFILES = ("quick", "paper")
 
@@ -46,32 +50,144 @@ def parameters_for(entry: dict, profile: str) -> dict:
     return {**entry.get("common", {}), **(entry["profiles"][profile] or {})}
 
 
-def _provenance_cell(profile: str, params: dict, seconds: float):
+def select_entries(entries: list[dict], only: str | None) -> list[dict]:
+    """The pages ``only`` names: an exact notebook name if there is one, else every name containing it."""
+    if not only:
+        return entries
+    stem = only.removesuffix(".ipynb")
+    exact = [e for e in entries if Path(e["notebook"]).stem == stem]
+    chosen = exact or [e for e in entries if stem in e["notebook"]]
+    if not chosen:
+        names = ", ".join(Path(e["notebook"]).stem for e in entries)
+        raise ValueError(f"--only {only!r} matches no page; pages: {names}")
+    return chosen
+
+
+def notebook_parameters(root: Path, entry: dict) -> dict[str, dict]:
+    """The notebook's own ``parameters`` cell: each name with its default value and comment (via papermill)."""
+    import papermill
+
+    inspected = papermill.inspect_notebook(str(root / "notebooks" / entry["notebook"]))
+    out = {}
+    for name, info in inspected.items():
+        try:
+            default = ast.literal_eval(info["default"])
+        except (ValueError, SyntaxError):
+            default = info["default"]
+        out[name] = {"default": default, "help": info.get("help", "")}
+    return out
+
+
+KIND_NAMES = {int: "an integer", float: "a number", list: "a list", str: "a string", bool: "true or false",
+              dict: "a mapping"}
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` has the type of the parameter's ``default`` (numbers widen int -> float)."""
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, list):
+        return isinstance(value, list) and (not default or all(_fits(v, default[0]) for v in value))
+    return isinstance(value, type(default))
+
+
+def describe_parameters(declared: dict) -> str:
+    return ", ".join(f"{k} (default {v['default']!r})" for k, v in declared.items())
+
+
+def check_overrides(root: Path, entry: dict, overrides: dict) -> dict:
+    """``overrides`` checked against the notebook's parameters cell: unknown names and wrong types are errors."""
+    declared = notebook_parameters(root, entry)
+    page = Path(entry["notebook"]).stem
+    for name, value in overrides.items():
+        if name not in declared:
+            raise ValueError(f"{page} has no parameter {name!r}; its parameters: {describe_parameters(declared)}")
+        default = declared[name]["default"]
+        if not _fits(value, default):
+            kind = KIND_NAMES.get(type(default), type(default).__name__)
+            raise ValueError(f"{page}: parameter {name}={value!r} has the wrong type (expected {kind}, like its "
+                             f"default {default!r}); its parameters: "
+                             f"{describe_parameters(declared)}")
+    return dict(overrides)
+
+
+def parse_overrides(pairs: list[str] | None) -> dict:
+    """``-p key=value`` options; values are YAML scalars or lists (``-p datasets='[mq2008]'``)."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"-p expects key=value, got {pair!r}")
+        out[key.strip()] = yaml_load(value)
+    return out
+
+
+def regenerate_command(page: str, profile: str, overrides: dict, data_dir: str | None) -> str:
+    """The command line that re-executes ``page`` with these settings."""
+    parts = ["olr", "book", "--profile", profile, "--only", page]
+    for key, value in overrides.items():
+        text = json.dumps(value) if not isinstance(value, str) else value
+        parts += ["-p", shlex.quote(f"{key}={text}")]
+    if data_dir:
+        parts += ["--data-dir", shlex.quote(str(data_dir))]
+    return " ".join(parts)
+
+
+def _provenance_cell(page: str, profile: str, params: dict, overrides: dict, seconds: float, command: str):
     import nbformat
 
-    rows = "\n".join(f"| `{k}` | `{v!r}` |" for k, v in params.items())
+    rows = "\n".join(f"| `{k}` | `{v!r}` |{' **your value**' if k in overrides else ''}" for k, v in params.items())
     text = (f"```{{admonition}} How this page was produced\n:class: note\n"
-            f"Executed with profile **{profile}** by `olr book` (olr_core {__version__}) in {seconds:.0f} s. "
-            f"Re-run it with other parameters from the command line or with papermill.\n\n"
-            f"| parameter | value |\n|---|---|\n{rows}\n```")
+            f"Executed with profile **{profile}**"
+            + (f" and {len(overrides)} parameter(s) of your own" if overrides else "")
+            + f" by `olr book` (olr_core {__version__}) in {seconds:.0f} s. Regenerate it with\n\n"
+            f"    {command}\n\nand change any parameter with `-p name=value` "
+            f"(`olr book --list` shows each page's parameters; `olr notebook {page} -p ... -o copy.ipynb` writes a "
+            f"standalone notebook).\n\n| parameter | value |\n|---|---|\n{rows}\n```")
     return nbformat.v4.new_markdown_cell(text)
 
 
-def execute_notebook(root: Path, entry: dict, profile: str) -> Path:
-    """Run one notebook with its profile's parameters into ``book/generated``."""
+def _for_readers(nb) -> None:
+    """Hide code inputs behind a toggle and drop the parameter cells (the provenance box shows what ran)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.setdefault("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            tags.append("remove-cell")
+        elif "hide-input" not in tags and "remove-input" not in tags:
+            tags.append("hide-input")
+
+
+def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | None = None,
+                     data_dir: str | None = None, target: Path | None = None) -> Path:
+    """Run one notebook with its profile's parameters (and ``overrides``) into ``book/generated`` or ``target``."""
     import nbformat
     import papermill
 
+    overrides = dict(overrides or {})
     source = root / "notebooks" / entry["notebook"]
-    target = root / "book" / "generated" / source.name
+    page = source.stem
+    if data_dir is not None and "data_dir" in notebook_parameters(root, entry):
+        overrides.setdefault("data_dir", str(data_dir))
+    check_overrides(root, entry, overrides)
+    target = target or root / "book" / "generated" / source.name
     target.parent.mkdir(parents=True, exist_ok=True)
-    params = parameters_for(entry, profile)
+    params = {**parameters_for(entry, profile), **overrides}
     started = time.perf_counter()
     papermill.execute_notebook(str(source), str(target), parameters=params, cwd=str(root / "notebooks"),
                                progress_bar=False, kernel_name="python3")
     nb = nbformat.read(target, as_version=4)
+    _for_readers(nb)
+    shown_overrides = {k: v for k, v in overrides.items() if k != "data_dir"}
+    command = regenerate_command(page, profile, shown_overrides, data_dir)
     position = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
-    nb.cells.insert(position, _provenance_cell(profile, params, time.perf_counter() - started))
+    nb.cells.insert(position, _provenance_cell(page, profile, params, overrides,
+                                               time.perf_counter() - started, command))
     nbformat.write(nb, target)
     return target
 
@@ -80,15 +196,38 @@ def mathjax_ready(root: Path) -> bool:
     return (root / "_static" / "mathjax" / "tex-chtml.js").exists()
 
 
-def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False) -> int:
-    """Execute the manifest's notebooks (failing on the first error) and build the HTML book."""
+def list_pages(root: Path | None = None) -> str:
+    """Every page with its parameters: default (the notebook's), quick and paper values."""
+    root = root or project_root()
+    lines = []
+    for entry in load_manifest(root):
+        page = Path(entry["notebook"]).stem
+        lines.append(f"{page}")
+        quick, paper = parameters_for(entry, "quick"), parameters_for(entry, "paper")
+        for name, info in notebook_parameters(root, entry).items():
+            lines.append(f"  {name:<16} default {info['default']!r:<22} quick {quick.get(name, info['default'])!r:<24}"
+                         f" paper {paper.get(name, info['default'])!r}")
+    return "\n".join(lines)
+
+
+def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False,
+               overrides: dict | None = None, data_dir: str | None = None) -> int:
+    """Execute the manifest's notebooks (or those ``only`` names, with ``overrides``) and build the HTML book.
+
+    Every override is checked against each chosen page's parameters before anything runs.
+    """
     root = project_root()
     os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
-    for entry in load_manifest(root):
-        if only and only not in entry["notebook"]:
-            continue
+    if data_dir is not None:
+        os.environ["OLR_DATA_DIR"] = str(data_dir)
+    entries = select_entries(load_manifest(root), only)
+    if overrides and not only:
+        raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
+    for entry in entries:
+        check_overrides(root, entry, overrides or {})
+    for entry in entries:
         print(f"[olr book] executing {entry['notebook']} ({profile})", flush=True)
-        execute_notebook(root, entry, profile)
+        execute_notebook(root, entry, profile, overrides, data_dir)
     if skip_build:
         return 0
     if not mathjax_ready(root):
@@ -99,3 +238,17 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
                "--keep-going"]
     print("[olr book] " + " ".join(command), flush=True)
     return subprocess.call(command, cwd=root)
+
+
+def standalone_notebook(name: str, output, profile: str = "quick", overrides: dict | None = None,
+                        data_dir: str | None = None) -> Path:
+    """Execute one page as a standalone notebook at ``output`` (same checks, same results store)."""
+    root = project_root()
+    os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
+    if data_dir is not None:
+        os.environ["OLR_DATA_DIR"] = str(data_dir)
+    entries = select_entries(load_manifest(root), name)
+    if len(entries) != 1:
+        raise ValueError(f"{name!r} matches {len(entries)} pages ({', '.join(e['notebook'] for e in entries)}); "
+                         "name exactly one")
+    return execute_notebook(root, entries[0], profile, overrides, data_dir, Path(output).resolve())

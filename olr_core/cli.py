@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+import warnings
 
-import yaml
+from .params import yaml_load
 
 
 def _parse_sets(pairs: list[str]) -> dict:
@@ -15,8 +17,23 @@ def _parse_sets(pairs: list[str]) -> dict:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"--set expects key=value, got {pair!r}")
-        params[key] = yaml.safe_load(value)
+        params[key] = yaml_load(value)
     return params
+
+
+def _json_safe(value):
+    """NaN and infinities become null, so that ``--json`` output is valid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def print_json(value) -> None:
+    print(json.dumps(_json_safe(value), allow_nan=False, default=str))
 
 
 def cmd_list(args) -> int:
@@ -57,7 +74,10 @@ def cmd_data(args) -> int:
     info = {"name": spec.name, "title": spec.title, "source": spec.source, "fold": args.fold,
             **{split: describe(getattr(fold, split)) for split in ("train", "vali", "test")}}
     if spec.sha256_uncompressed and not spec.synthetic:
-        info["checksums_ok"] = verify_checksums(args.name, args.data_dir)
+        info["checksums_ok"] = verify_checksums(args.name, args.data_dir) or None
+        if info["checksums_ok"] is None:
+            info["checksums_note"] = ("checksums are known for the S1..S5 files only; this copy has the "
+                                      "Fold1..5 layout, which was read as it is")
     print(json.dumps(info, indent=2))
     return 0
 
@@ -69,7 +89,7 @@ def cmd_run(args) -> int:
                    _parse_sets(args.set), args.stop_rule, args.eval_every, reference=args.reference)
     store = ResultStore(args.results)
     key = spec_key(spec, args.data_dir)
-    if store.has(key) and not args.no_store:
+    if not args.no_store and store.verified(key):
         _, trace = store.load(key)
     else:
         trace = execute(spec, args.data_dir)
@@ -77,7 +97,7 @@ def cmd_run(args) -> int:
             store.save(key, spec, trace)
     summary = {**trace.summary(), "key": key, "spec": spec.canonical()}
     if args.json:
-        print(json.dumps(summary))
+        print_json(summary)
     else:
         for k in ("final_offline_ndcg10", "cumulative_online_ndcg10", "mean_online_ndcg10", "rounds", "seconds"):
             print(f"{k:<26} {summary[k]}")
@@ -85,9 +105,10 @@ def cmd_run(args) -> int:
 
 
 def cmd_grid(args) -> int:
-    from .experiments import ResultStore, expand_grid, load_grid, run_grid, summary_frame
+    from .experiments import ResultStore, run_grid, summary_frame
+    from .experiments.spec import load_and_expand
 
-    specs = expand_grid(load_grid(args.file))
+    specs = load_and_expand(args.file)                 # the whole grid is checked before any run starts
     store = ResultStore(args.results)
     run_grid(specs, store, jobs=args.jobs, dask=args.dask, data_dir=args.data_dir)
     table = summary_frame(specs, store, args.data_dir)
@@ -96,10 +117,32 @@ def cmd_grid(args) -> int:
     return 0
 
 
-def cmd_book(args) -> int:
-    from .book import build_book
+def cmd_store(args) -> int:
+    from .experiments import ResultStore
 
-    return build_book(args.profile, only=args.only, skip_build=args.no_build)
+    report = ResultStore(args.results).check()
+    print(f"{report['store']}: {report['readable']} readable run(s), {len(report['quarantined'])} file(s) set aside")
+    for path in report["quarantined"]:
+        print(f"  quarantined: {path}")
+    return 0
+
+
+def cmd_book(args) -> int:
+    from .book import build_book, list_pages, parse_overrides
+
+    if args.list:
+        print(list_pages())
+        return 0
+    return build_book(args.profile, only=args.only, skip_build=args.no_build,
+                      overrides=parse_overrides(args.param), data_dir=args.data_dir)
+
+
+def cmd_notebook(args) -> int:
+    from .book import parse_overrides, standalone_notebook
+
+    path = standalone_notebook(args.name, args.output, args.profile, parse_overrides(args.param), args.data_dir)
+    print(path)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,17 +185,40 @@ def build_parser() -> argparse.ArgumentParser:
     grid.add_argument("--results", default=None)
     grid.set_defaults(func=cmd_grid)
 
+    store = sub.add_parser("store", help="the results store: check")
+    ssub = store.add_subparsers(dest="store_command", required=True)
+    check = ssub.add_parser("check", help="read every stored run; set aside (quarantine) those that cannot be read")
+    check.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
+    check.set_defaults(func=cmd_store)
+
     book = sub.add_parser("book", help="execute every notebook with papermill and build the book")
     book.add_argument("--profile", default="quick", choices=["quick", "paper"])
-    book.add_argument("--only", default=None, help="execute only notebooks whose name contains this")
+    book.add_argument("--only", default=None, help="execute only this page (or the pages whose name contains it)")
+    book.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
+                      help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
+    book.add_argument("--data-dir", default=None, help="directory with the real data sets (or OLR_DATA_DIR)")
+    book.add_argument("--list", action="store_true", help="list every page with its parameters and profile values")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
     book.set_defaults(func=cmd_book)
+
+    notebook = sub.add_parser("notebook", help="execute one page as a standalone notebook")
+    notebook.add_argument("name", help="the page (notebook) name, e.g. dsp_table2")
+    notebook.add_argument("-o", "--output", required=True, help="where to write the executed .ipynb")
+    notebook.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="a parameter (repeatable)")
+    notebook.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    notebook.add_argument("--data-dir", default=None)
+    notebook.set_defaults(func=cmd_notebook)
     return parser
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> str:
+    return f"olr: warning: {message}\n"
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.formatwarning = _one_line_warning
     try:
         return args.func(args)
     except (KeyError, ValueError, TypeError, FileNotFoundError, ConnectionError) as err:

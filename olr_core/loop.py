@@ -24,6 +24,11 @@ import numpy as np
 from .data.ranking_data import Fold, RankingData
 from .kernels import segment_ndcg
 from .metrics import _discounts, cosine_similarity, cumulative_online, ideal_dcg_rows, padded_gains
+from .threads import blas_threads
+
+
+class NonFiniteModelError(ValueError):
+    """The model's scores or weights stopped being finite numbers during a run (the run is discarded)."""
 
 
 @dataclass
@@ -140,7 +145,19 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     LambdaRank w*) adds the cosine similarity of the ranker's weights to it at every
     evaluation. ``progress`` is an optional callable receiving the number of finished rounds
     after each block.
+
+    Runs under the book's BLAS thread policy (:mod:`olr_core.threads`). A model whose scores
+    become non-finite stops the run with a :class:`NonFiniteModelError`.
     """
+    with blas_threads():
+        return _run_online(ranker, fold, user, rounds, seed, eval_every, cutoff, reference_weights, progress,
+                           eval_split, compiled)
+
+
+def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int = 10, cutoff: int = 10,
+                reference_weights: np.ndarray | None = None, progress=None, eval_split: str = "test",
+                compiled: bool = True) -> RunTrace:
+    """The body of :func:`run_online` (called with the thread policy in force)."""
     _check(rounds, eval_every, cutoff, ranker, user)
     if eval_split not in ("test", "vali"):
         raise ValueError(f"eval_split must be 'test' or 'vali', got {eval_split!r}")
@@ -160,7 +177,9 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     def evaluate(t):
         e = len(eval_rounds)
         eval_rounds.append(t)
-        offline.append(evaluator(ranker.score(evaluation_data), streams["evaluation"]))
+        scores = ranker.score(evaluation_data)
+        _require_finite(ranker, scores, t)
+        offline.append(evaluator(scores, streams["evaluation"]))
         w = ranker.weights() if reference_weights is not None else None
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
@@ -177,6 +196,17 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     online, misordered = online_metrics(train, queries, shown)
     return RunTrace(online, np.asarray(eval_rounds), np.asarray(offline), misordered, stats,
                     {k: v[: len(eval_rounds)] for k, v in eval_stats.items()}, time.perf_counter() - started)
+
+
+def _require_finite(ranker, scores: np.ndarray, t: int) -> None:
+    """Stop the run when the model's scores (or weights) are no longer finite numbers."""
+    weights = ranker.weights()
+    total = float(np.add.reduce(scores, axis=None)) + (0.0 if weights is None else float(np.add.reduce(weights)))
+    if np.isfinite(total) or (np.isfinite(scores).all() and (weights is None or np.isfinite(weights).all())):
+        return                                       # (a finite sum is the cheap common case)
+    raise NonFiniteModelError(f"{type(ranker).__name__}: the model's scores became non-finite (NaN or inf) by round "
+                              f"{t}; the learning rate or step size is too large for this data. Lower it and rerun "
+                              "(nothing was stored)")
 
 
 class ProtocolRounds:

@@ -24,10 +24,10 @@ def test_run_twice_reads_the_store(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["run", "-a", "nope"], "unknown algorithm 'nope'; valid:"),
     (["run", "-a", "random", "-c", "lazy"], "unknown click model 'lazy'"),
-    (["run", "-a", "random", "-T", "-1"], "rounds must be >= 0"),
+    (["run", "-a", "random", "-T", "-1"], "option rounds=-1 is invalid"),
     (["run", "-a", "random", "-d", "mq2099"], "unknown data set 'mq2099'"),
     (["run", "-a", "random", "--set", "x"], "--set expects key=value"),
-    (["run", "-a", "offline_ranknet", "--set", "lr=1"], "has no parameter lr"),
+    (["run", "-a", "offline_ranknet", "--set", "lr=1"], "has no option lr"),
     (["data", "info", "mq2008", "--data-dir", "/nonexistent"], "does not exist"),
 ])
 def test_bad_input_gives_a_one_line_error(capsys, argv, message):

@@ -154,7 +154,7 @@ def test_probabilistic_mgd_and_mlp_dbgd_run():
     assert np.isfinite(pm.offline_ndcg).all() and np.isfinite(mlp.offline_ndcg).all()
     with pytest.raises(ValueError, match="needs the linear scorer"):
         make_ranker("dbgd_dsp", scorer="mlp")
-    with pytest.raises(ValueError, match="unknown multileave"):
+    with pytest.raises(ValueError, match="option multileave=.balanced. is invalid; expected one of team_draft"):
         make_ranker("mgd", multileave="balanced")
 
 

@@ -185,7 +185,7 @@ def test_logistic_user_gives_logistic_pairwise_preferences():
 def test_pairrank_parameters_are_validated():
     with pytest.raises(ValueError, match="valid: R, C"):
         PairRank(variant="X")
-    with pytest.raises(ValueError, match="valid: constant, theory"):
+    with pytest.raises(ValueError, match="alpha_rule=.magic. is invalid; expected one of constant, theory"):
         make_ranker("pairrank_c", alpha_rule="magic")
 
 

@@ -9,26 +9,39 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import math
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
 
+from ..quarantine import quarantine_file
 from .ranking_data import RankingData
 
-PARSER_VERSION = 1
+PARSER_VERSION = 2
+MAX_FEATURE_ID = 1_000_000      # without a declared width, a larger id is taken as a corrupt line
 
 
 class DataFormatError(ValueError):
     """A ranking file that cannot be parsed; the message names file, line and fix."""
 
 
-def _open_text(path: Path):
+def _open_bytes(path: Path):
     with open(path, "rb") as fh:
         magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8", errors="strict")
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def _text_lines(path: Path, fh):
+    """Each line's content before ``#`` as text; comments may hold any bytes (they are ignored)."""
+    for lineno, raw in enumerate(fh, start=1):
+        body = raw.split(b"#", 1)[0]
+        try:
+            yield body.decode("utf-8")
+        except UnicodeDecodeError:
+            _fail(path, lineno, "bytes that are not UTF-8 text before any '#' comment",
+                  "Is this a LETOR text file? Only comments after '#' may hold other bytes")
 
 
 def file_sha256(path: Path) -> str:
@@ -52,24 +65,25 @@ def _fail(path, lineno, what, fix):
 
 def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
     labels, qids, rows, cols, vals = [], [], [], [], []
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for lineno, line in enumerate(lines, start=1):
         tokens = line.split()
+        if not tokens:
+            continue
         try:
             label = float(tokens[0])
         except ValueError:
             _fail(path, lineno, f"relevance label {tokens[0]!r} is not a number",
                   "Each line must start with an integer relevance grade such as 0, 1 or 2")
-        if label != int(label) or label < 0:
-            _fail(path, lineno, f"relevance label {tokens[0]!r} is not a non-negative integer",
+        if not math.isfinite(label) or label != int(label) or label < 0 or label > 1000:
+            _fail(path, lineno, f"relevance label {tokens[0]!r} is not a non-negative integer grade",
                   "Use integer grades 0, 1, 2, ...")
         rest = tokens[1:]
         if has_qid:
             if not rest or not rest[0].startswith("qid:"):
                 _fail(path, lineno, "missing 'qid:<id>' after the label",
                       "Add the query id, or give a '.query' group file for files without qids")
+            if rest[0] == "qid:":
+                _fail(path, lineno, "empty query id 'qid:'", "Write the query id right after 'qid:' (e.g. qid:10)")
             qids.append(rest[0][4:])
             rest = rest[1:]
         elif rest and rest[0].startswith("qid:"):
@@ -77,6 +91,7 @@ def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
                   "Remove the '.query' file or the qid tokens")
         row = len(labels)
         labels.append(int(label))
+        seen = set()
         for tok in rest:
             fid, sep, val = tok.partition(":")
             if not sep:
@@ -93,6 +108,12 @@ def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
             if n_features is not None and fid_i > n_features:
                 _fail(path, lineno, f"feature id {fid_i} exceeds the declared {n_features} features",
                       "Check that the file belongs to this data set, or raise n_features")
+            if fid_i > MAX_FEATURE_ID:
+                _fail(path, lineno, f"feature id {fid_i} is implausibly large", "Check the line for corruption")
+            if fid_i in seen:
+                _fail(path, lineno, f"feature id {fid_i} appears twice on the line",
+                      "Each feature may be given once per document; remove the duplicate")
+            seen.add(fid_i)
             if not np.isfinite(val_f):
                 _fail(path, lineno, f"feature {tok!r} is not finite", "Replace inf/nan by a number")
             rows.append(row)
@@ -147,10 +168,11 @@ def parse_letor(path, n_features: int | None = None, max_grade: int | None = Non
     group_file = query_file_for(path)
     has_qid = group_file is None
     try:
-        with _open_text(path) as fh:
-            labels, qids, rows, cols, vals = _parse_lines(path, fh, has_qid, n_features)
-    except UnicodeDecodeError as err:
-        raise DataFormatError(f"{path}: not a text file ({err}). Give an uncompressed or gzip LETOR file") from err
+        with _open_bytes(path) as fh:
+            labels, qids, rows, cols, vals = _parse_lines(path, _text_lines(path, fh), has_qid, n_features)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+        raise DataFormatError(f"{path}: the gzip stream is truncated or corrupt ({err}). Download or compress the "
+                              "file again (gzip -t checks it)") from None
     if not has_qid:
         qids = _read_groups(path, group_file, len(labels))
     feats, labs, offsets, qid_arr = _group_by_query(path, labels, qids, rows, cols, vals, n_features)
@@ -176,8 +198,9 @@ def read_letor(path, n_features: int | None = None, max_grade: int | None = None
     key = f"{digest}-v{PARSER_VERSION}-f{n_features}-g{max_grade}"
     cached = cache_dir() / f"{key}.npz"
     if cached.exists():
-        with np.load(cached, allow_pickle=False) as z:
-            return RankingData(z["features"], z["labels"], z["offsets"], z["qids"], int(z["max_grade"]), path.name)
+        data = _load_cached(cached, path.name)
+        if data is not None:
+            return data
     data = parse_letor(path, n_features, max_grade)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
@@ -185,6 +208,16 @@ def read_letor(path, n_features: int | None = None, max_grade: int | None = None
              max_grade=data.max_grade)
     os.replace(tmp, cached)
     return data
+
+
+def _load_cached(cached: Path, name: str) -> RankingData | None:
+    """Arrays of a cached parse, or None (the file quarantined) when the cache file cannot be read."""
+    try:
+        with np.load(cached, allow_pickle=False) as z:
+            return RankingData(z["features"], z["labels"], z["offsets"], z["qids"], int(z["max_grade"]), name)
+    except Exception as err:        # any unreadable cache file is set aside and the data file re-parsed
+        quarantine_file(cached, cached.parent / "quarantine", type(err).__name__, "the data file is parsed again")
+        return None
 
 
 def write_letor(data: RankingData, path, comment: str | None = None) -> None:

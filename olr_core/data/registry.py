@@ -6,6 +6,7 @@ import functools
 import gzip
 import hashlib
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,10 @@ from .synthetic import PRESETS, fold_from_subsets, synthetic_fold
 
 class DataNotFoundError(FileNotFoundError):
     """A real data set that is not in the named data directory."""
+
+
+class DataWarning(UserWarning):
+    """Data that loads, but not as its registry entry says (e.g. raw features in a normalised set)."""
 
 
 @dataclass(frozen=True)
@@ -186,8 +191,20 @@ def _cached_fold(name: str, fold: int, data_dir: str | None, normalize: bool | N
         raise ValueError(f"{name} has folds 1..{spec.n_folds}; got fold {fold}")
     loaded = synthetic_fold(name, fold) if spec.synthetic else _load_real_fold(spec, fold, data_dir)
     if normalize is None:
-        normalize = not spec.query_level_norm
+        normalize = not spec.query_level_norm or not _within_unit_range(loaded, name)
     return _normalized(loaded) if normalize else loaded
+
+
+def _within_unit_range(fold: Fold, name: str) -> bool:
+    """True when every feature lies in [0, 1], as a query-level normalised set's must; else say so (a warning)."""
+    low = min(float(s.features.min(initial=0.0)) for s in (fold.train, fold.vali, fold.test))
+    high = max(float(s.features.max(initial=0.0)) for s in (fold.train, fold.vali, fold.test))
+    if low >= -1e-9 and high <= 1 + 1e-9:
+        return True
+    warnings.warn(f"{name} is registered as query-level normalised but its features span [{low:g}, {high:g}] "
+                  "(the raw files?); normalising them per query by min-max. Use the QueryLevelNorm files to "
+                  "match the papers", DataWarning, stacklevel=3)
+    return False
 
 
 def load_fold(name: str = DEFAULT_DATASET, fold: int = 1, data_dir=None, normalize: bool | None = None) -> Fold:
@@ -206,7 +223,10 @@ def verify_checksums(name: str, data_dir=None) -> dict[str, bool]:
     spec = get_spec(name)
     base = dataset_dir(spec, data_dir)
     result = {}
+    fold_layout = (base / "Fold1").is_dir()
     for fname, expected in spec.sha256_uncompressed.items():
+        if fold_layout and _find_file(base, fname) is None:
+            continue                       # FoldN/ copies: checksums are known for the subset files only
         path = _require(base, fname, spec)
         opener = gzip.open if path.suffix == ".gz" else open
         h = hashlib.sha256()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import threading
 
 import numpy as np
 
 from ..data.registry import load_fold
-from ..loop import RunTrace, run_online
+from ..loop import NonFiniteModelError, RunTrace, run_online
 from ..rankers import make_ranker
 from ..users import make_user
 from .spec import RunSpec
@@ -34,8 +36,12 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None) -> RunTra
     user = make_user(spec.click_model, fold.max_grade, spec.stop_rule, spec.cutoff)
     ranker = make_ranker(spec.algorithm, **spec.params)
     ref = reference_weights(spec.reference, spec.dataset, spec.fold, data_dir) if spec.reference else None
-    return run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref, progress,
-                      spec.eval_split)
+    try:
+        return run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref,
+                          progress, spec.eval_split)
+    except NonFiniteModelError as err:
+        raise NonFiniteModelError(f"{spec.label()} on {spec.dataset} fold {spec.fold}, seed {spec.seed}: "
+                                  f"{err.args[0].partition(': ')[2]}") from None
 
 
 def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:
@@ -57,12 +63,14 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     """Run every spec not yet in ``store``; each finished run is saved as soon as it ends.
 
     ``jobs``: local worker processes (-1 for all cores). ``dask``: address of a Dask
-    scheduler, or ``"local"`` for a ``LocalCluster`` on this machine. Returns the keys of
-    all specs, in order. Interrupting loses only the runs in flight.
+    scheduler, or ``"local"`` for a ``LocalCluster`` on this machine (``jobs`` workers,
+    every core by default). Returns the keys of all specs, in order. Interrupting loses
+    only the runs in flight. A stored run that cannot be read is set aside and rerun.
     """
     store = store or ResultStore()
+    worker_count(jobs)                                   # a bad --jobs fails before anything runs
     keys = [spec_key(s, data_dir) for s in specs]
-    todo = [s for s, k in zip(specs, keys) if not store.has(k)]
+    todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
     todo = list({spec_key(s, data_dir): s for s in todo}.values())   # identical specs run once
     bar = _progress_bar(len(todo), "runs", progress)
     for spec, trace, fingerprint in _iterate(todo, jobs, dask, data_dir):
@@ -72,26 +80,75 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     return keys
 
 
+def worker_count(jobs: int) -> int:
+    """``jobs`` as a number of processes: -1 means every core, -2 all but one, and so on."""
+    if not isinstance(jobs, int) or jobs == 0 or isinstance(jobs, bool):
+        raise ValueError(f"option --jobs={jobs!r} is invalid; use a positive count or -1 for every core")
+    cores = os.cpu_count() or 1
+    return jobs if jobs > 0 else max(1, cores + 1 + jobs)
+
+
 def _iterate(todo, jobs, dask, data_dir):
     if not todo:
         return
     if dask:
-        yield from _iterate_dask(todo, dask, data_dir)
-    elif jobs == 1:
+        yield from _iterate_dask(todo, dask, data_dir, jobs)
+    elif worker_count(jobs) == 1:
         for spec in todo:
             yield _execute_keyed(spec, data_dir)
     else:
-        from joblib import Parallel, delayed
-
-        parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-        yield from parallel(delayed(_execute_keyed)(s, data_dir) for s in todo)
+        yield from _iterate_processes(todo, worker_count(jobs), data_dir)
 
 
-def _iterate_dask(todo, address, data_dir):
+def _watch_parent(parent: int, interval: float = 1.0) -> None:
+    """Exit this worker as soon as the process that started it is gone (e.g. killed with -9)."""
+    while True:
+        threading.Event().wait(interval)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _start_worker(parent: int) -> None:
+    """Initializer of grid workers: the thread policy for the whole process, and the parent watchdog."""
+    from ..threads import limit_process_threads
+
+    limit_process_threads()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _iterate_processes(todo, workers: int, data_dir):
+    """Runs on ``workers`` local processes, yielded as they finish; workers die with their parent."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                             initargs=(os.getpid(),)) as pool:
+        pending = {pool.submit(_execute_keyed, spec, data_dir) for spec in todo}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _iterate_dask(todo, address, data_dir, jobs: int = -1, timeout: float = 10.0):
     from dask.distributed import Client, LocalCluster, as_completed
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True) if address == "local" else None
-    client = Client(cluster if cluster is not None else address)
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(n_workers=worker_count(jobs if jobs != 1 else -1), threads_per_worker=1,
+                               processes=True)
+    try:
+        client = Client(cluster if cluster is not None else address, timeout=timeout)
+    except (OSError, TimeoutError) as err:
+        if cluster is not None:
+            cluster.close()
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address} within {timeout:.0f} s ({err}); "
+                              "start one with 'dask scheduler', or use --dask local or --jobs N") from None
     try:
         futures = client.map(_execute_keyed, todo, data_dir=data_dir, pure=False)
         for future in as_completed(futures):

@@ -13,7 +13,8 @@ import yaml
 
 from .. import __version__
 from ..data.registry import get_spec
-from ..rankers import algorithm_parameters
+from ..params import Param, ParameterError, at_least, choice, yaml_load
+from ..rankers import ALGORITHMS, check_parameters
 from ..users import CLICK_MODELS, STOP_RULES
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py"}
@@ -53,17 +54,17 @@ class RunSpec:
     eval_split: str = "test"       # "vali" for hyper-parameter tuning
 
     def __post_init__(self):
-        algorithm_parameters(self.algorithm)          # raises on an unknown algorithm
-        get_spec(self.dataset)                         # raises on an unknown data set
+        """Every field checked (and integers normalised) before a run can start."""
+        spec = get_spec(self.dataset)                  # raises on an unknown data set
         if self.click_model not in CLICK_MODELS + ("topk", "choice"):
             raise ValueError(f"unknown click model {self.click_model!r}; valid: {', '.join(CLICK_MODELS)}")
-        if self.stop_rule not in STOP_RULES:
-            raise ValueError(f"unknown stop rule {self.stop_rule!r}; valid: {', '.join(STOP_RULES)}")
-        if int(self.rounds) < 0:
-            raise ValueError(f"rounds must be >= 0, got {self.rounds}")
-        if int(self.eval_every) < 1:
-            raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
-        object.__setattr__(self, "params", dict(sorted(self.params.items())))
+        if not isinstance(self.params, dict):
+            raise ParameterError(f"params of {self.algorithm} must be a mapping of option: value, got {self.params!r}")
+        checked = check_parameters(self.algorithm, self.params)   # raises on an unknown algorithm or option
+        fields = {**SPEC_FIELDS, "fold": Param("int", 1, spec.n_folds)}
+        for name, declared in fields.items():
+            object.__setattr__(self, name, declared.check(name, getattr(self, name)))
+        object.__setattr__(self, "params", dict(sorted(checked.items())))
 
     def canonical(self) -> dict:
         return {**asdict(self), "version": __version__, "code": code_fingerprint()}
@@ -78,44 +79,101 @@ class RunSpec:
         return f"{self.algorithm}({extra})" if extra else self.algorithm
 
 
+SPEC_FIELDS = {
+    "rounds": at_least(0), "seed": at_least(0), "stop_rule": choice(*STOP_RULES), "eval_every": at_least(1),
+    "cutoff": at_least(1), "reference": Param("str", choices=tuple(ALGORITHMS), optional=True),
+    "eval_split": choice("test", "vali"),
+}
 GRID_KEYS = {"name", "algorithms", "datasets", "folds", "click_models", "seeds", "rounds", "stop_rule",
              "eval_every", "cutoff", "reference", "eval_split"}
+ALGORITHM_ENTRY_KEYS = ("name", "params")
 
 
 def _as_list(value):
     return value if isinstance(value, list) else [value]
 
 
+def _grid_seeds(value) -> list[int]:
+    """``seeds``: a count n >= 1 (seeds 0..n-1) or a non-empty list of seeds >= 0."""
+    if isinstance(value, list):
+        if not value:
+            raise ParameterError("grid option seeds=[] is invalid; give a count >= 1 or a non-empty list of seeds")
+        return [at_least(0).check("seeds", v, "grid") for v in value]
+    return list(range(at_least(1).check("seeds", value, "grid")))
+
+
+def _grid_algorithms(value) -> list[dict]:
+    entries = _as_list(value)
+    if not entries or entries == [None]:
+        raise ParameterError("grid option algorithms is empty; list at least one algorithm name")
+    out = []
+    for i, entry in enumerate(entries):
+        entry = {"name": entry} if isinstance(entry, str) else entry
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise ParameterError(f"grid algorithms[{i}]={entry!r} is invalid; "
+                                 "give a name or {name: ..., params: ...}")
+        unknown = sorted(set(entry) - set(ALGORITHM_ENTRY_KEYS))
+        if unknown:
+            raise ParameterError(f"grid algorithms[{i}] ({entry['name']}) has unknown key(s) {', '.join(unknown)}; "
+                                 f"valid keys: {', '.join(ALGORITHM_ENTRY_KEYS)}")
+        out.append({"name": entry["name"], "params": entry.get("params") or {}})
+    return out
+
+
+def _grid_folds(value) -> list[int]:
+    return [at_least(1).check("folds", f, "grid") for f in _as_list(value)]
+
+
 def expand_grid(grid: dict) -> list[RunSpec]:
     """All runs of a grid: algorithms x data sets x folds x click models x seeds.
 
     ``algorithms`` is a list of names or of ``{name: ..., params: {...}}``; ``seeds`` an
-    integer count (seeds 0..n-1) or a list. Unknown keys raise an error.
+    integer count (seeds 0..n-1) or a list. The whole grid is checked before it is
+    returned: unknown keys, wrong types and out-of-range values raise a ``ParameterError``.
     """
     unknown = set(grid) - GRID_KEYS
     if unknown:
-        raise ValueError(f"unknown grid keys {sorted(unknown)}; valid keys: {sorted(GRID_KEYS)}")
+        raise ParameterError(f"unknown grid key(s) {', '.join(sorted(unknown))}; valid keys: "
+                             f"{', '.join(sorted(GRID_KEYS))}")
     if "algorithms" not in grid:
-        raise ValueError("a grid needs 'algorithms'")
-    algos = [a if isinstance(a, dict) else {"name": a} for a in _as_list(grid["algorithms"])]
-    seeds = grid.get("seeds", 1)
-    seeds = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+        raise ParameterError("a grid needs 'algorithms' (a list of algorithm names)")
+    algos = _grid_algorithms(grid["algorithms"])
+    seeds = _grid_seeds(grid.get("seeds", 1))
     common = {k: grid[k] for k in ("rounds", "stop_rule", "eval_every", "cutoff", "reference", "eval_split")
               if k in grid}
     runs = []
     for algo, dataset, fold, click, seed in itertools.product(
-            algos, _as_list(grid.get("datasets", "synth-mq")), _as_list(grid.get("folds", 1)),
+            algos, _as_list(grid.get("datasets", "synth-mq")), _grid_folds(grid.get("folds", 1)),
             _as_list(grid.get("click_models", "navigational")), seeds):
-        runs.append(RunSpec(algo["name"], dataset, int(fold), click, seed=int(seed),
-                            params=dict(algo.get("params", {})), **common))
+        runs.append(RunSpec(algo["name"], dataset, fold, click, seed=seed, params=dict(algo["params"]), **common))
     return runs
 
 
 def load_grid(path) -> dict:
+    """Read a grid file (YAML); syntax errors name the file and line."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"grid file {path} does not exist")
-    grid = yaml.safe_load(path.read_text())
+    try:
+        grid = yaml_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f", line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ValueError(f"{path}{where}: not valid YAML ({problem}); fix the syntax (key: value, lists in [])") \
+            from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file; a grid file is YAML text") from None
     if not isinstance(grid, dict):
-        raise ValueError(f"{path}: a grid file is a YAML mapping with keys {sorted(GRID_KEYS)}")
+        raise ValueError(f"{path}: a grid file is a YAML mapping with keys {', '.join(sorted(GRID_KEYS))}")
     return grid
+
+
+def load_and_expand(path) -> list[RunSpec]:
+    """A grid file's runs, every one checked; errors are prefixed with the file's name."""
+    grid = load_grid(path)
+    try:
+        return expand_grid(grid)
+    except (ValueError, KeyError) as err:
+        message = err.args[0] if err.args else str(err)
+        raise type(err)(f"{path}: {message}") from None

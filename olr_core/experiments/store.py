@@ -1,15 +1,28 @@
-"""Content-addressed store of finished runs: one compressed file per run, written atomically."""
+"""Content-addressed store of finished runs: one compressed file per run, written atomically.
+
+A file that cannot be read back whole (truncated by a full disk, edited, half-copied)
+is never used: it is moved to ``<store>/quarantine/`` (not deleted), reported by path,
+and the run counts as absent, so the next grid recomputes it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ..loop import RunTrace
+from ..quarantine import quarantine_file
 from .spec import RunSpec
+
+QUARANTINE = "quarantine"
+
+
+class CorruptResultError(ValueError):
+    """A stored result that cannot be read; it has been moved to the store's quarantine folder."""
 
 
 def default_store_dir() -> Path:
@@ -27,7 +40,18 @@ class ResultStore:
         return self.root / key[:2] / f"{key}.npz"
 
     def has(self, key: str) -> bool:
+        """A file exists for ``key`` (not checked; see :meth:`verified`)."""
         return self.path(key).exists()
+
+    def verified(self, key: str) -> bool:
+        """A readable run is stored under ``key``; an unreadable file is quarantined and False returned."""
+        if not self.has(key):
+            return False
+        try:
+            self.load(key)
+        except CorruptResultError:
+            return False
+        return True
 
     def save(self, key: str, spec: RunSpec, trace: RunTrace, data_fingerprint: str = "") -> Path:
         path = self.path(key)
@@ -40,10 +64,27 @@ class ResultStore:
         return path
 
     def load(self, key: str) -> tuple[dict, RunTrace]:
-        with np.load(self.path(key), allow_pickle=False) as z:
-            meta = json.loads(str(z["__meta__"]))
-            arrays = {k: z[k] for k in z.files if k != "__meta__"}
-        return meta, RunTrace.from_arrays(arrays, meta["seconds"])
+        """The stored run; a :class:`CorruptResultError` (file quarantined) when it cannot be read."""
+        path = self.path(key)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z["__meta__"]))
+                arrays = {k: z[k] for k in z.files if k != "__meta__"}
+            trace = RunTrace.from_arrays(arrays, meta["seconds"])
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+            target = quarantine_file(path, self.root / QUARANTINE, f"{type(err).__name__}: {err}")
+            raise CorruptResultError(f"stored result {path} could not be read; moved to {target}. "
+                                     "Run the grid or command again to recompute it") from None
+        return meta, trace
 
     def keys(self) -> list[str]:
-        return sorted(p.stem for p in self.root.glob("*/*.npz") if ".tmp" not in p.name)
+        return sorted(p.stem for p in self.root.glob("*/*.npz") if ".tmp" not in p.name and p.parent.name != QUARANTINE)
+
+    def check(self) -> dict:
+        """Read every stored run; returns counts and the paths set aside (now and earlier)."""
+        ok = sum(self.verified(key) for key in self.keys())
+        quarantined = sorted(str(p) for p in (self.root / QUARANTINE).glob("*")) if (self.root / QUARANTINE).is_dir() \
+            else []
+        return {"store": str(self.root), "readable": ok, "quarantined": quarantined}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from ..params import Param, check_all
 from .base import BaseRanker, Display, LinearRanker, Ranker
 from .baselines import OracleRanker, RandomRanker
 from .dueling import DBGD, MGD, NSGD
@@ -48,6 +49,20 @@ def algorithm_parameters(name: str) -> dict:
     return params
 
 
+def declared_parameters(name: str) -> dict[str, Param]:
+    """Each parameter's declared type and range (class attributes ``PARAMS``, subclasses override)."""
+    factory = get_algorithm(name)
+    declared: dict[str, Param] = {}
+    for cls in reversed(getattr(factory, "func", factory).__mro__):
+        declared.update(vars(cls).get("PARAMS", {}))
+    return {k: declared[k] for k in algorithm_parameters(name) if k in declared}
+
+
+def check_parameters(name: str, params: dict) -> dict:
+    """``params`` checked against the declarations of algorithm ``name`` (one-line errors naming the option)."""
+    return check_all(declared_parameters(name), dict(params), name)
+
+
 def get_algorithm(name: str) -> type:
     try:
         return ALGORITHMS[name]
@@ -56,14 +71,10 @@ def get_algorithm(name: str) -> type:
 
 
 def make_ranker(name: str, **params) -> Ranker:
-    """Instantiate algorithm ``name``; unknown parameters raise an error naming the valid ones."""
-    valid = algorithm_parameters(name)
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
-        listed = ", ".join(f"{k}={v!r}" for k, v in valid.items()) or "none"
-        raise TypeError(f"{name} has no parameter {', '.join(unknown)}; its parameters: {listed}")
-    return get_algorithm(name)(**params)
+    """Instantiate algorithm ``name``; unknown or out-of-range parameters raise a ``ParameterError``."""
+    return get_algorithm(name)(**check_parameters(name, params))
 
 
 __all__ = ["ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank", "OfflineRankNet",
-           "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "get_algorithm", "make_ranker"]
+           "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "check_parameters", "declared_parameters",
+           "get_algorithm", "make_ranker"]

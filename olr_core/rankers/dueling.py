@@ -22,6 +22,7 @@ from collections import deque
 import numpy as np
 
 from ..metrics import rank_by_scores
+from ..params import FLAG, Param, at_least, between, choice, positive
 from ..users import CascadeClickModel
 from .base import BaseRanker, Display
 from .dueling_compiled import CompiledDuels
@@ -36,6 +37,11 @@ class DuelingRanker(BaseRanker):
     """Shared machinery of the dueling family: propose, multileave, judge, update, project."""
 
     n_candidates = 1
+    PARAMS = {"learning_rate": positive(), "step": positive(), "decay": between(0, 1, low_open=True),
+              "multileave": choice(*MULTILEAVING), "tau": positive(), "shared_prefix": FLAG,
+              "scorer": choice("linear", "mlp"), "hidden": at_least(1), "dsp": FLAG, "dsp_k": at_least(0),
+              "dsp_r": at_least(0), "dsp_oracle": FLAG, "dsp_lambda": between(0, 1), "dsp_renormalize": FLAG,
+              "cutoff": at_least(1)}
 
     def __init__(self, learning_rate: float = 0.1, step: float = 1.0, decay: float = 0.9999977,
                  multileave: str = "team_draft", tau: float = 3.0, shared_prefix: bool = True,
@@ -138,6 +144,8 @@ class DBGD(DuelingRanker):
 class MGD(DuelingRanker):
     """Multileave gradient descent: ``n_candidates`` candidates (9 with team-draft, 49 probabilistic)."""
 
+    PARAMS = {"n_candidates": Param("int", 1, optional=True)}
+
     def __init__(self, n_candidates: int | None = None, multileave: str = "team_draft", **kwargs):
         super().__init__(multileave=multileave, **kwargs)
         default = 9 if multileave == "team_draft" else 49
@@ -156,11 +164,16 @@ class NSGD(DuelingRanker):
     current ranker lost is chosen.
     """
 
+    PARAMS = {"n_candidates": at_least(1), "history": at_least(1), "n_null": at_least(1), "n_sample": at_least(1),
+              "n_difficult": at_least(0)}
+
     def __init__(self, n_candidates: int = 9, history: int = 60, n_null: int = 25, n_sample: int = 20,
                  n_difficult: int = 10, **kwargs):
         super().__init__(**kwargs)
         if self.multileave != "team_draft":
             raise ValueError("NSGD is defined with team-draft multileaving")
+        if n_sample < n_candidates:
+            raise ValueError(f"nsgd: option n_sample={n_sample} must be at least n_candidates={n_candidates}")
         self.n_candidates, self.history, self.n_null = int(n_candidates), int(history), int(n_null)
         self.n_sample, self.n_difficult = int(n_sample), int(n_difficult)
 

@@ -15,6 +15,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, log1p
 
 from ..data.ranking_data import RankingData
+from ..params import at_least
 from .base import LinearRanker
 
 
@@ -71,6 +72,8 @@ def delta_ndcg_weights(data: RankingData, w: np.ndarray, pi, pj) -> np.ndarray:
 class OfflineRankNet(LinearRanker):
     """Linear RankNet fitted once on all training labels (an offline upper bound)."""
 
+    PARAMS = {"l2": at_least(0, "float"), "maxiter": at_least(1)}
+
     def __init__(self, l2: float = 1e-3, maxiter: int = 200):
         self.l2, self.maxiter = float(l2), int(maxiter)
 
@@ -82,6 +85,8 @@ class OfflineRankNet(LinearRanker):
 
 class OfflineLambdaRank(LinearRanker):
     """Linear LambdaRank fitted once on all training labels; its weights are the papers' w*."""
+
+    PARAMS = {"l2": at_least(0, "float"), "maxiter": at_least(1), "reweighting_rounds": at_least(0)}
 
     def __init__(self, l2: float = 1e-3, maxiter: int = 100, reweighting_rounds: int = 5):
         self.l2, self.maxiter, self.rounds = float(l2), int(maxiter), int(reweighting_rounds)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from scipy.special import expit, log1p
+from scipy.special import expit
 
 from ..metrics import rank_by_scores
+from ..params import at_least, between, choice, positive
 from .base import BaseRanker, Display
 from .clickpairs import independent_pairs
 
@@ -59,15 +60,17 @@ class OnlinePairwiseLogistic:
     def gradient_hessian(self, theta: np.ndarray):
         Z = self._active()
         m = Z @ theta
-        grad = Z.T @ (-expit(-m)) + self.c + self.H @ theta + self.l2 * theta
-        w = expit(m) * expit(-m)
-        hess = (Z * w[:, None]).T @ Z + self.H + self.l2 * np.eye(len(theta))
+        p = expit(m)
+        grad = Z.T @ (p - 1.0) + self.c + self.H @ theta + self.l2 * theta
+        S = Z * np.sqrt(p * (1.0 - p))[:, None]
+        hess = S.T @ S + self.H
+        hess.flat[:: len(theta) + 1] += self.l2
         return grad, hess
 
     def loss(self, theta: np.ndarray) -> float:
         """The exact objective over the active window plus the quadratic summary (for tests)."""
         Z = self._active()
-        return float(log1p(np.exp(-np.clip(Z @ theta, -50, None))).sum() + self.c @ theta
+        return float(np.logaddexp(0.0, -(Z @ theta)).sum() + self.c @ theta
                      + 0.5 * theta @ self.H @ theta + 0.5 * self.l2 * theta @ theta)
 
     def fit(self, steps: int | None = None) -> np.ndarray:
@@ -166,6 +169,11 @@ class PairRank(_FittedRankNet):
     ``(2 k_mu / c_mu) (sqrt(R^2 log(det M / (delta^2 det(l2 I)))) + sqrt(l2) Q)``.
     """
 
+    PARAMS = {"variant": choice("R", "C"), "alpha": at_least(0, "float"), "l2": positive(),
+              "alpha_rule": choice("constant", "theory"), "delta": between(0, 1, True, True),
+              "subgaussian": positive(), "theta_bound": positive(), "pair_norm_bound": positive(),
+              "pairing": choice("adjacent", "shuffled"), "window": at_least(1), "newton_steps": at_least(1)}
+
     def __init__(self, variant: str = "C", alpha: float = 0.1, l2: float = 0.1, alpha_rule: str = "constant",
                  delta: float = 0.1, subgaussian: float = 0.5, theta_bound: float = 1.0, pair_norm_bound: float = 1.0,
                  pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2):
@@ -251,6 +259,9 @@ def _epsilon_greedy(order, explore, picks):
 class EpsilonGreedyRankNet(_FittedRankNet):
     """RankNet on independent click pairs (as PairRank), exploring with probability ``epsilon`` per position."""
 
+    PARAMS = {"epsilon": between(0, 1), "l2": positive(), "pairing": choice("adjacent", "shuffled"),
+              "window": at_least(1), "newton_steps": at_least(1)}
+
     def __init__(self, epsilon: float = 0.1, l2: float = 0.1, pairing: str = "adjacent", window: int = 1000,
                  newton_steps: int = 2):
         if not 0.0 <= epsilon <= 1.0:
@@ -278,6 +289,8 @@ class EpsilonGreedyRankNet(_FittedRankNet):
 
 class SGDRankNet(BaseRanker):
     """RankNet by one stochastic gradient step per round on its click pairs; ranks greedily."""
+
+    PARAMS = {"learning_rate": positive(), "l2": at_least(0, "float"), "pairing": choice("adjacent", "shuffled")}
 
     def __init__(self, learning_rate: float = 0.1, l2: float = 0.0, pairing: str = "adjacent"):
         self.learning_rate, self.l2, self.pairing = float(learning_rate), float(l2), pairing

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 from scipy.special import expit
 
+from ..params import at_least, between, choice, positive
 from .base import BaseRanker, Display
 from .clickpairs import pdgd_pairs
 from .scorers import make_scorer, scorer_backward
@@ -88,6 +89,11 @@ def pdgd_score_gradient(s, clicks, cutoff):
 
 
 class PDGD(BaseRanker):
+    """PDGD with a linear or MLP scorer; learning rate decayed by ``decay`` per update."""
+
+    PARAMS = {"learning_rate": positive(), "decay": between(0, 1, low_open=True), "scorer": choice("linear", "mlp"),
+              "hidden": at_least(1), "cutoff": at_least(1)}
+
     def __init__(self, learning_rate: float = 0.1, decay: float = 0.9999977, scorer: str = "linear",
                  hidden: int = 10, cutoff: int = 10):
         self.learning_rate, self.decay, self.cutoff = float(learning_rate), float(decay), int(cutoff)

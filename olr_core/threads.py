@@ -1,0 +1,39 @@
+"""The book's thread policy: one BLAS thread per run, parallelism across runs.
+
+An online learner makes many small BLAS calls (a few documents times a few dozen
+features). A multi-threaded BLAS spins its threads up and down for each of them; when
+another process holds a core (a second grid worker, the book build, a browser) those
+threads fight for it and a run slows down ten-fold. So every run
+(:func:`olr_core.loop.run_online`, hence ``olr run``, ``olr grid`` workers and the
+notebooks) limits BLAS/OpenMP pools to ``OLR_BLAS_THREADS`` threads (default 1) with
+threadpoolctl, and grids use their cores by running several runs at once (``--jobs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from threadpoolctl import threadpool_limits
+
+ENV_VARIABLE = "OLR_BLAS_THREADS"
+
+
+def blas_thread_count() -> int:
+    """Threads a run may give BLAS: ``$OLR_BLAS_THREADS`` (a positive integer) or 1."""
+    value = os.environ.get(ENV_VARIABLE, "1")
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{ENV_VARIABLE}={value!r} is invalid; set it to a positive integer (default 1)")
+    return int(value)
+
+
+@contextlib.contextmanager
+def blas_threads(limit: int | None = None):
+    """Within the block, BLAS and OpenMP pools use at most ``limit`` threads (default: the policy's)."""
+    with threadpool_limits(limits=limit or blas_thread_count()):
+        yield
+
+
+def limit_process_threads(limit: int | None = None) -> None:
+    """Apply the policy to the whole process (grid workers call this once when they start)."""
+    threadpool_limits(limits=limit or blas_thread_count())
