@@ -44,3 +44,76 @@ def test_every_toc_file_exists():
 def test_unknown_profile():
     with pytest.raises(ValueError, match="valid: quick, paper"):
         parameters_for(load_manifest(ROOT)[0], "huge")
+
+
+@pytest.fixture
+def book_copy(tmp_path, monkeypatch):
+    """A copy of the book's configuration and notebooks, so executed pages do not land in the checkout."""
+    import shutil
+
+    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
+    return tmp_path
+
+
+def _provenance(nb_path) -> str:
+    nb = json.loads(nb_path.read_text())
+    return next("".join(c["source"]) for c in nb["cells"] if "How this page was produced" in "".join(c["source"]))
+
+
+def test_one_page_reexecutes_with_the_readers_parameters(book_copy):
+    from olr_core.cli import main
+
+    argv = ["book", "--only", "dsp_table2", "-p", "seeds=3", "-p", "rounds=60", "-p", "real_datasets=[]",
+            "--no-build"]
+    assert main(argv) == 0
+    page = book_copy / "book" / "generated" / "dsp_table2.ipynb"
+    box = _provenance(page)
+    assert "| `seeds` | `3` | **your value**" in box and "| `rounds` | `60` |" in box
+    assert "olr book --profile quick --only dsp_table2 -p seeds=3 -p rounds=60 -p 'real_datasets=[]'" in box
+    nb = json.loads(page.read_text())
+    for cell in nb["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code":
+            assert ("remove-cell" in tags) == bool({"parameters", "injected-parameters"} & set(tags))
+            assert "remove-cell" in tags or "hide-input" in tags
+    assert len(list((book_copy / "results").glob("*/*.npz"))) == 6 * 3 * 3     # the shared results store
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["book", "--only", "dsp_table2", "-p", "seedz=3", "--no-build"], "seeds (default 1)"),
+    (["book", "--only", "dsp_table2", "-p", "seeds=3.5", "--no-build"], "expected an integer"),
+    (["book", "--only", "dsp_table2", "-p", "datasets=synth-mq", "--no-build"], "expected a list"),
+    (["book", "--only", "nope", "--no-build"], "matches no page"),
+    (["book", "-p", "seeds=3", "--no-build"], "--only"),
+    (["notebook", "pairrank", "-o", "x.ipynb"], "matches 7 pages"),
+])
+def test_bad_page_parameters_are_refused_before_anything_runs(book_copy, capsys, argv, named):
+    from olr_core.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert named in err and err.count("\n") == 1
+    assert not (book_copy / "book" / "generated").exists()
+
+
+def test_standalone_notebook_and_page_listing(book_copy, capsys):
+    from olr_core.cli import main
+
+    out = book_copy / "mine.ipynb"
+    assert main(["notebook", "click_models", "-p", "sessions=300", "-o", str(out)]) == 0
+    assert "| `sessions` | `300` | **your value**" in _provenance(out)
+    capsys.readouterr()
+    assert main(["book", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "dsp_table2" in listing and "seeds            default 1" in listing and "paper 3" in listing
+
+
+def test_parameter_types_follow_the_defaults():
+    from olr_core.book import _fits
+
+    assert _fits(3, 1) and not _fits(3.5, 1) and _fits(3, 0.5) and not _fits(True, 1)
+    assert _fits(["a"], ["synth-mq"]) and not _fits([1], ["synth-mq"]) and _fits([], ["x"])
+    assert _fits("/data", None) and not _fits("x", [1])
