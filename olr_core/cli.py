@@ -117,6 +117,27 @@ def cmd_grid(args) -> int:
     return 0
 
 
+def cmd_claims(args) -> int:
+    from .reproductions.verdicts import claim_records
+
+    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, _store(args.results))
+    if args.json:
+        print_json(records)
+        return 0
+    for r in records:
+        print(f"[{r['verdict']:>17}] {r['paper']}:{r['id']} ({r['config']}) {r['claim']}")
+        print(f"{'':20}paper: {r['paper_value']}")
+        print(f"{'':20}ours:  {r['ours']}  [{r['setup']}]")
+        print(f"{'':20}rule:  {r['rule']}: {r['reason']}")
+    return 0
+
+
+def _store(results):
+    from .experiments import ResultStore
+
+    return ResultStore(results)
+
+
 def cmd_store(args) -> int:
     from .experiments import ResultStore
 
@@ -184,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     grid.add_argument("--data-dir", default=None)
     grid.add_argument("--results", default=None)
     grid.set_defaults(func=cmd_grid)
+
+    claims = sub.add_parser("claims", help="does it reproduce? every claim of a paper with its verdict")
+    claims.add_argument("paper", nargs="?", default=None, help="dsp or pairrank (default: all)")
+    claims.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    claims.add_argument("--data-dir", default=None)
+    claims.add_argument("--results", default=None)
+    claims.add_argument("--jobs", "-j", type=int, default=1, help="local processes for missing runs (-1: all cores)")
+    claims.add_argument("--json", action="store_true", help="print a JSON list of records")
+    claims.set_defaults(func=cmd_claims)
 
     store = sub.add_parser("store", help="the results store: check")
     ssub = store.add_subparsers(dest="store_command", required=True)

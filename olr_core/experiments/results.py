@@ -69,3 +69,29 @@ def mean_ci(frame: pd.DataFrame, by: list[str], value: str = "value", level: flo
     tcrit = stats.t.ppf(0.5 + level / 2, np.maximum(out["n"] - 1, 1))
     out["ci"] = np.where(out["n"] > 1, tcrit * out["std"] / np.sqrt(out["n"]), np.nan)
     return out
+
+
+def run_frame(specs, store: ResultStore | None = None, data_dir=None, discount: float = 0.9995,
+              tail: float = 0.1) -> pd.DataFrame:
+    """One row per run: ids, parameters (``param:<name>``), the summary, and per-run aggregates of
+    its series that claims are judged on: ``mean_offline_ndcg10`` (the area under the offline
+    curve divided by its length), ``final:<eval stat>``, and for every ranker statistic its mean
+    over the first and the last ``tail`` share of rounds (``early:<stat>``, ``late:<stat>``)."""
+    store = store or ResultStore()
+    rows = []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        row = {**_ids(spec), **{f"param:{k}": v for k, v in spec.params.items()}, **trace.summary(discount),
+               "rounds_run": spec.rounds,
+               "mean_offline_ndcg10": float(np.mean(trace.offline_ndcg)) if len(trace.offline_ndcg) else np.nan}
+        for name, values in trace.eval_stats.items():
+            row[f"final:{name}"] = float(values[-1])
+        width = max(1, int(tail * trace.rounds))
+        for name, values in trace.stats.items():
+            with np.errstate(all="ignore"):
+                row[f"early:{name}"] = float(np.nanmean(values[:width])) if np.isfinite(values[:width]).any() \
+                    else np.nan
+                row[f"late:{name}"] = float(np.nanmean(values[-width:])) if np.isfinite(values[-width:]).any() \
+                    else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)

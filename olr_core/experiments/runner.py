@@ -117,22 +117,22 @@ def _start_worker(parent: int) -> None:
 
 
 def _iterate_processes(todo, workers: int, data_dir):
-    """Runs on ``workers`` local processes, yielded as they finish; workers die with their parent."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """Runs on ``workers`` local processes (loky, which needs no ``__main__`` guard in the caller's
+    script), yielded as they finish; each worker exits as soon as its parent is gone."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                             initargs=(os.getpid(),)) as pool:
-        pending = {pool.submit(_execute_keyed, spec, data_dir) for spec in todo}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        finally:
-            for future in pending:
-                future.cancel()
+    from joblib.externals.loky import get_reusable_executor
+
+    pool = get_reusable_executor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
+    pending = {pool.submit(_execute_keyed, spec, data_dir) for spec in todo}
+    try:
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 def _iterate_dask(todo, address, data_dir, jobs: int = -1, timeout: float = 10.0):

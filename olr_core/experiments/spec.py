@@ -17,7 +17,8 @@ from ..params import Param, ParameterError, at_least, choice, yaml_load
 from ..rankers import ALGORITHMS, check_parameters
 from ..users import CLICK_MODELS, STOP_RULES
 
-PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py"}
+PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
+                     "quarantine.py"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -16,12 +16,93 @@ BASES = ["dbgd", "mgd", "nsgd"]
 CLICK_MODELS = ["perfect", "navigational", "informational"]
 
 
+# "As the text says" and "as the code ran": the choices where the paper's text and the authors'
+# public code differ (shared/REFERENCE_NOTES.md). Each entry: a switch of the code, applied on
+# top of the text's configuration; "code" applies all of them.
+CODE_CHOICES = {
+    "learning_rate": ("learning rate 0.01 (text: 0.1)", {"all": {"learning_rate": 0.01}}, None),
+    "multileave": ("MGD with probabilistic multileaving, 49 candidates (text: team draft, 9)",
+                   {"mgd": {"multileave": "probabilistic"}}, None),
+    "decay": ("no learning-rate decay in MGD and NSGD", {"mgd": {"decay": 1.0}, "nsgd": {"decay": 1.0}}, None),
+    "stop_rule": ("stop draw at every examined position (text: only after a click)", {}, "every_position"),
+    "renormalize": ("projected DSP direction renormalised to unit length", {"dsp": {"dsp_renormalize": True}}, None),
+}
+CONFIGS = ("text", "code", *(f"text+{name}" for name in CODE_CHOICES))
+
+
+def config_choices(config: str) -> list[str]:
+    """The code choices a configuration applies: none for "text", all for "code", one for "text+NAME"."""
+    if config == "text":
+        return []
+    if config == "code":
+        return list(CODE_CHOICES)
+    name = config.removeprefix("text+")
+    if config.startswith("text+") and name in CODE_CHOICES:
+        return [name]
+    raise ValueError(f"unknown DSP configuration {config!r}; valid: {', '.join(CONFIGS)}")
+
+
+def config_params(config: str, algorithm: str) -> tuple[dict, str]:
+    """Parameters of ``algorithm`` and the users' stop rule in configuration ``config``."""
+    params, stop_rule = {}, "after_click"
+    base = algorithm.removesuffix("_dsp")
+    for name in config_choices(config):
+        _, per_algorithm, rule = CODE_CHOICES[name]
+        for scope in ("all", base, "dsp" if algorithm.endswith("_dsp") else None):
+            params.update(per_algorithm.get(scope, {}))
+        stop_rule = rule or stop_rule
+    return params, stop_rule
+
+
 def main_grid(datasets, folds, seeds, rounds: int = 10_000, algorithms=ALGORITHMS, click_models=CLICK_MODELS,
-              params: dict | None = None, **extra):
-    """Every algorithm x data set x fold x click model x seed of Tables 2-3 and Figure 2."""
-    algos = [{"name": a, "params": dict(params or {})} for a in algorithms]
-    return expand_grid({"algorithms": algos, "datasets": list(datasets), "folds": list(folds),
-                        "click_models": list(click_models), "seeds": seeds, "rounds": rounds, **extra})
+              params: dict | None = None, config: str = "text", **extra):
+    """Every algorithm x data set x fold x click model x seed of Tables 2-3 and Figure 2, in ``config``."""
+    specs = []
+    for algorithm in algorithms:
+        chosen, stop_rule = config_params(config, algorithm)
+        grid = {"algorithms": [{"name": algorithm, "params": {**chosen, **(params or {})}}],
+                "datasets": list(datasets), "folds": list(folds), "click_models": list(click_models),
+                "seeds": seeds, "rounds": rounds, **extra}
+        if stop_rule != "after_click":
+            grid["stop_rule"] = stop_rule
+        specs += expand_grid(grid)
+    return specs
+
+
+def lambda_grid(dataset, fold, seeds, rounds, lambdas):
+    """Figure 3 (a, b): MGD-DSP with the update lambda A u + (1 - lambda) u."""
+    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
+                        "rounds": rounds, "algorithms": [{"name": "mgd_dsp", "params": {"dsp_lambda": float(lam)}}
+                                                         for lam in lambdas]})
+
+
+def cosine_grid(dataset, fold, seeds, rounds):
+    """Figure 3 (c): MGD and MGD-DSP with the cosine to the offline LambdaRank weights recorded."""
+    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
+                        "rounds": rounds, "algorithms": ["mgd", "mgd_dsp"], "reference": "offline_lambdarank"})
+
+
+GT_VARIANTS = {"": {"dsp": False}, "-DSP": {"dsp": True}, "-DSP-GT": {"dsp": True, "dsp_oracle": True}}
+
+
+def gt_grid(dataset, fold, seeds, rounds):
+    """Figure 3 (d): DBGD and MGD without DSP, with DSP, and with the true document space, perfect user."""
+    algos = [{"name": n, "params": p} for n in ("dbgd", "mgd") for p in GT_VARIANTS.values()]
+    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": "perfect",
+                        "rounds": rounds, "algorithms": algos})
+
+
+def gt_variant(spec) -> str:
+    """'DBGD', 'DBGD-DSP' or 'DBGD-DSP-GT' (likewise MGD) for a run of :func:`gt_grid`."""
+    suffix = next(k for k, v in GT_VARIANTS.items() if spec.params == dict(sorted(v.items())))
+    return spec.algorithm.upper() + suffix
+
+
+def sweep_grid(dataset, fold, seeds, rounds, parameter: str, values):
+    """Figure 4: MGD-DSP over the document-space parameter ``dsp_k`` or ``dsp_r``."""
+    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
+                        "rounds": rounds, "algorithms": [{"name": "mgd_dsp", "params": {parameter: int(v)}}
+                                                         for v in values]})
 
 
 def paper_numbers() -> dict:

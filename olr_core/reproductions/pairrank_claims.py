@@ -1,0 +1,83 @@
+"""The claims of Jia et al. (WWW 2021), Section 4, and the runs that test them.
+
+One experiment, ``main`` (Figures 3-7): seven algorithms under three users, on the
+MSLR-sized synthetic default and on MQ2008 when present, with the hyper-parameters chosen
+on validation data by the tuning notebook. The paper's own data (MSLR-WEB10K, Yahoo!) is
+used when a data directory has it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..claims import Claim
+from . import pairrank
+
+PAPER = "pairrank"
+TITLE = "PairRank, Jia et al., WWW 2021"
+PAPER_RUNS = "20 runs, 5,000 queries"
+PROFILES = {"quick": {"main": {"seeds": 5, "rounds": 1000}}, "paper": {"main": {"seeds": 20, "rounds": 5000}}}
+MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
+CONFIGS = ("text",)
+
+ONLINE, OFFLINE, COSINE = "cumulative_online_ndcg10", "final_offline_ndcg10", "final:cosine_to_reference"
+CELLS = ("dataset", "click_model")
+PR = {"algorithm": "pairrank_c"}
+
+CLAIMS = [
+    Claim(PAPER, "F3-best-offline", "Figure 3", "PairRank_C has the best offline NDCG@10 of all online methods under "
+          "every user and data set", "main", OFFLINE, "best", {"target": "pairrank_c"},
+          "best in all 6 panels (MSLR-WEB10K, Yahoo!)", CELLS),
+    Claim(PAPER, "F3-dueling-worst", "Figure 3", "DBGD and MGD learn the worst rankers offline", "main", OFFLINE,
+          "worst", {"targets": ["dbgd", "mgd"]}, "lowest curves in most panels", CELLS),
+    Claim(PAPER, "F3-pdgd-over-mgd", "Figure 3", "PDGD beats the dueling methods (MGD) offline", "main", OFFLINE,
+          "paired_gain", {"treatment": "pdgd", "control": "mgd"}, "above DBGD and MGD in every panel", CELLS),
+    Claim(PAPER, "F3-c-over-r", "Figure 3", "PairRank_C beats PairRank_R offline (certain orders kept inside "
+          "blocks)", "main", OFFLINE, "paired_gain", {"treatment": "pairrank_c", "control": "pairrank_r"},
+          "C above R in every panel", CELLS),
+    Claim(PAPER, "F3-sgd-like-pdgd", "Figure 3", "SGD RankNet performs comparably to PDGD offline", "main", OFFLINE,
+          "equivalent", {"treatment": "sgd_ranknet", "control": "pdgd", "tolerance": 0.02, "column": "algorithm"},
+          "curves close", CELLS),
+    Claim(PAPER, "F4-best-online", "Figure 4", "PairRank_C has the best cumulative online NDCG@10 under every user "
+          "and data set", "main", ONLINE, "best", {"target": "pairrank_c"}, "best in all 6 panels", CELLS),
+    Claim(PAPER, "F4-sgd-over-pdgd", "Figure 4", "SGD RankNet beats PDGD online under navigational and "
+          "informational users", "main", ONLINE, "paired_gain", {"treatment": "sgd_ranknet", "control": "pdgd"},
+          "consistently better", CELLS, {"click_model": ["navigational", "informational"]}),
+    Claim(PAPER, "F4-egreedy-hurts", "Figure 4", "Model-independent exploration hurts online: epsilon-greedy "
+          "RankNet is below SGD RankNet online", "main", ONLINE, "paired_gain",
+          {"treatment": "sgd_ranknet", "control": "epsilon_greedy"}, "epsilon-greedy among the lowest", CELLS),
+    Claim(PAPER, "F4-c-over-r", "Figure 4", "PairRank_C beats PairRank_R online", "main", ONLINE, "paired_gain",
+          {"treatment": "pairrank_c", "control": "pairrank_r"}, "C above R", CELLS),
+    Claim(PAPER, "F5-closest", "Figure 5", "PairRank_C gets closest to the offline RankNet's weights", "main",
+          COSINE, "best", {"target": "pairrank_c"}, "highest cosine similarity", CELLS),
+    Claim(PAPER, "F5-dueling-far", "Figure 5", "DBGD and MGD stay far from the offline RankNet's weights", "main",
+          COSINE, "worst", {"targets": ["dbgd", "mgd"]}, "lowest cosine similarity", CELLS),
+    Claim(PAPER, "F5-sgd-over-pdgd", "Figure 5", "SGD RankNet gets closer to the offline weights than PDGD", "main",
+          COSINE, "paired_gain", {"treatment": "sgd_ranknet", "control": "pdgd"}, "SGD above PDGD", CELLS),
+    Claim(PAPER, "F6-blocks-shrink", "Figure 6", "The block at rank 1 shrinks to a single document", "main",
+          "late:block_size_at_1", "below", {"threshold": 1.5}, "size 1 after a few hundred rounds", CELLS, PR),
+    Claim(PAPER, "F6-navigational-slower", "Figure 6", "Blocks shrink slowest under navigational users (the "
+          "top block is largest early on)", "main", "early:block_size_at_1", "extreme_in",
+          {"column": "click_model", "value": "navigational", "direction": "larger"}, "navigational slowest",
+          (), PR),
+    Claim(PAPER, "F7b-navigational-fewer-blocks", "Figure 7b", "Early on, navigational users leave PairRank with the "
+          "fewest blocks (the most uncertainty)", "main", "early:n_blocks", "extreme_in",
+          {"column": "click_model", "value": "navigational", "direction": "smaller"}, "fewest blocks early", (), PR),
+    Claim(PAPER, "F7a-middle-blocks", "Figure 7a", "Blocks are largest in the middle of the ranking (ranks 300-400)",
+          "none", "n_blocks", "not_testable",
+          {"reason": "needs lists of hundreds of documents (MSLR-WEB10K); the runs record block sizes at ranks 1-10"},
+          "larger blocks at ranks 300-400 of MSLR-WEB10K lists"),
+]
+
+
+def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, list]:
+    size = PROFILES[profile]["main"]
+    return {"main": pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params())}
+
+
+def decorate(name: str, specs, frame: pd.DataFrame) -> pd.DataFrame:
+    return frame
+
+
+def paper_cells(claim: Claim) -> dict:
+    return {}

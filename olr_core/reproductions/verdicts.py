@@ -1,0 +1,97 @@
+"""Every paper's claims judged from this build's runs (``olr claims``, the chapters' "Does it reproduce?"
+sections and the book-wide dashboard all call :func:`claim_records`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..claims import judge
+from ..data.registry import DataNotFoundError, get_spec, load_fold
+from ..experiments import ResultStore, run_frame, run_grid
+from . import dsp_claims, pairrank_claims
+
+PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims}
+PROFILES = ("quick", "paper")
+
+
+def available_datasets(names, data_dir=None) -> tuple[list[str], dict[str, str]]:
+    """The data sets of ``names`` this build has, and why each missing one is missing."""
+    found, missing = [], {}
+    for name in names:
+        if get_spec(name).synthetic:
+            found.append(name)
+            continue
+        try:
+            load_fold(name, 1, data_dir)
+            found.append(name)
+        except DataNotFoundError:
+            missing[name] = f"{name} is not in this build's data directory (--data-dir / OLR_DATA_DIR)"
+    return found, missing
+
+
+def _modules(paper: str | None):
+    if paper is None:
+        return list(PAPERS.values())
+    if paper not in PAPERS:
+        raise ValueError(f"unknown paper {paper!r}; valid: {', '.join(PAPERS)}")
+    return [PAPERS[paper]]
+
+
+def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: ResultStore | None = None,
+                 compute: bool = True) -> tuple[dict, dict]:
+    """{config: {experiment: run frame}} for one paper (runs computed through the store), and the missing sets."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    store = store or ResultStore()
+    datasets, missing = available_datasets(module.MAIN_DATASETS, data_dir)
+    frames = {}
+    for config in module.CONFIGS:
+        grids = module.experiments(profile, config, datasets)
+        if compute:
+            run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
+        frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir)).assign(config=config)
+                          for name, specs in grids.items() if specs}
+    return frames, missing
+
+
+def _setup(frame: pd.DataFrame | None, module) -> str:
+    if frame is None or frame.empty:
+        return f"paper: {module.PAPER_RUNS}"
+    per_cell = frame.groupby(["dataset", "click_model", "algorithm"]).size()
+    rounds = sorted(frame["rounds_run"].unique())
+    return (f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()}-{per_cell.max()} runs per cell"
+            if per_cell.min() != per_cell.max() else
+            f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()} runs per cell") + \
+        f"; paper: {module.PAPER_RUNS}"
+
+
+def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
+                  store: ResultStore | None = None, compute: bool = True) -> list[dict]:
+    """One record per (claim, configuration): paper, id, source, claim, config, paper_value, ours, runs,
+    rule, verdict, reason, setup."""
+    records = []
+    for module in _modules(paper):
+        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute)
+        for claim in module.CLAIMS:
+            for config in claim.configs:
+                frame = frames.get(config, {}).get(claim.experiment)
+                needed = claim.where.get("dataset")
+                extra = dict(module.paper_cells(claim))
+                if needed in missing:
+                    frame, extra["missing"] = None, missing[needed]
+                record = judge(claim, frame, config, **extra)
+                record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
+                records.append(record)
+    return records
+
+
+def records_frame(records: list[dict]) -> pd.DataFrame:
+    columns = ["paper", "id", "source", "claim", "config", "paper_value", "ours", "setup", "runs", "rule",
+               "verdict", "reason"]
+    return pd.DataFrame(records, columns=columns)
+
+
+def verdict_counts(records: list[dict]) -> pd.DataFrame:
+    """Claims per paper and verdict (the dashboard's summary)."""
+    frame = records_frame(records)
+    return frame.pivot_table(index="paper", columns="verdict", values="id", aggfunc="count", fill_value=0)
