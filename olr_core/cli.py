@@ -208,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     claims = sub.add_parser("claims", help="does it reproduce? every claim of a paper with its verdict")
     claims.add_argument("paper", nargs="?", default=None, help="dsp or pairrank (default: all)")
-    claims.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    claims.add_argument("--profile", default="quick", choices=["tiny", "quick", "paper"],
+                        help="run sizes: the book's quick profile, the papers' (paper), or a smoke test (tiny)")
     claims.add_argument("--data-dir", default=None)
     claims.add_argument("--results", default=None)
     claims.add_argument("--jobs", "-j", type=int, default=1, help="local processes for missing runs (-1: all cores)")

@@ -67,12 +67,13 @@ def test_one_page_reexecutes_with_the_readers_parameters(book_copy):
     from olr_core.cli import main
 
     argv = ["book", "--only", "dsp_table2", "-p", "seeds=3", "-p", "rounds=60", "-p", "real_datasets=[]",
-            "--no-build"]
+            "-p", "folds=[1]", "--no-build"]
     assert main(argv) == 0
     page = book_copy / "book" / "generated" / "dsp_table2.ipynb"
     box = _provenance(page)
     assert "| `seeds` | `3` | **your value**" in box and "| `rounds` | `60` |" in box
-    assert "olr book --profile quick --only dsp_table2 -p seeds=3 -p rounds=60 -p 'real_datasets=[]'" in box
+    assert "olr book --profile quick --only dsp_table2 -p seeds=3 -p rounds=60 -p 'real_datasets=[]' " \
+        "-p 'folds=[1]'" in box
     nb = json.loads(page.read_text())
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])

@@ -223,3 +223,29 @@ def test_compiled_pdgd_gradient_equals_the_numpy_reference():
         clicks = rng.random(min(10, n)) < 0.3
         np.testing.assert_allclose(pdgd_score_gradient(s, clicks, 10), pdgd_score_gradient_reference(s, clicks, 10),
                                    atol=1e-12)
+
+
+def test_mean_objective_is_the_sum_form_with_a_regularisation_growing_with_the_pairs():
+    """The reference code's estimator, mean loss + l2 |theta|^2, minimised by the sum form with weight 2 n l2."""
+    from scipy.optimize import minimize
+
+    from olr_core.rankers.pairwise import OnlinePairwiseLogistic
+
+    rng = np.random.default_rng(4)
+    Z = rng.standard_normal((60, 5)) + 0.3
+    model = OnlinePairwiseLogistic(5, l2=0.05, window=100, objective="mean")
+    model.add(Z)
+    model.fit(steps=30)
+    assert model.l2 == pytest.approx(2 * 0.05 * 60)
+
+    def mean_objective(theta):
+        return np.logaddexp(0.0, -(Z @ theta)).mean() + 0.05 * theta @ theta
+
+    reference = minimize(mean_objective, np.zeros(5), method="BFGS", options={"gtol": 1e-10}).x
+    np.testing.assert_allclose(model.theta, reference, atol=1e-6)
+    summed = OnlinePairwiseLogistic(5, l2=0.05, window=100, objective="sum")
+    summed.add(Z)
+    summed.fit(steps=30)
+    assert np.linalg.norm(model.theta) < np.linalg.norm(summed.theta)      # far stronger shrinkage
+    with pytest.raises(ValueError, match="unknown objective"):
+        OnlinePairwiseLogistic(5, objective="median")

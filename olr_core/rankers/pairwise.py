@@ -20,9 +20,15 @@ from ..params import at_least, between, choice, positive
 from .base import BaseRanker, Display
 from .clickpairs import independent_pairs
 
+OBJECTIVES = ("sum", "mean")
+
 
 class OnlinePairwiseLogistic:
     """argmin_theta sum_p log(1 + exp(-theta . z_p)) + (l2/2)|theta|^2 over pair differences z_p.
+
+    ``objective="sum"`` is that, the paper's form (PairRank, Eq. 4). ``objective="mean"`` is the
+    reference code's: the *mean* loss over the n pairs so far plus l2 |theta|^2, whose minimiser
+    is the sum form's with the weight 2 n l2 (a regularisation that grows with the data).
 
     Bounded cost per update: the ``window`` most recent pairs enter exactly; each older
     pair is replaced, when it leaves the window, by the second-order Taylor expansion of
@@ -31,13 +37,22 @@ class OnlinePairwiseLogistic:
     history fits in the window this is the exact regularised MLE.
     """
 
-    def __init__(self, n_features: int, l2: float = 0.1, window: int = 1000, newton_steps: int = 2):
-        self.l2, self.window, self.newton_steps = float(l2), int(window), int(newton_steps)
+    def __init__(self, n_features: int, l2: float = 0.1, window: int = 1000, newton_steps: int = 2,
+                 objective: str = "sum"):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"unknown objective {objective!r}; valid: {', '.join(OBJECTIVES)}")
+        self.base_l2, self.window, self.newton_steps = float(l2), int(window), int(newton_steps)
+        self.objective = objective
         self.theta = np.zeros(n_features)
         self.pairs = np.zeros((self.window, n_features))
         self.count = 0                                   # pairs ever added
         self.c = np.zeros(n_features)
         self.H = np.zeros((n_features, n_features))
+
+    @property
+    def l2(self) -> float:
+        """The sum form's regularisation weight: l2, or 2 n l2 for the mean form (n: pairs so far)."""
+        return self.base_l2 if self.objective == "sum" else 2.0 * self.base_l2 * max(self.count, 1)
 
     def _active(self) -> np.ndarray:
         return self.pairs[: min(self.count, self.window)]
@@ -172,11 +187,12 @@ class PairRank(_FittedRankNet):
     PARAMS = {"variant": choice("R", "C"), "alpha": at_least(0, "float"), "l2": positive(),
               "alpha_rule": choice("constant", "theory"), "delta": between(0, 1, True, True),
               "subgaussian": positive(), "theta_bound": positive(), "pair_norm_bound": positive(),
-              "pairing": choice("adjacent", "shuffled"), "window": at_least(1), "newton_steps": at_least(1)}
+              "pairing": choice("adjacent", "shuffled"), "window": at_least(1), "newton_steps": at_least(1),
+              "objective": choice(*OBJECTIVES)}
 
     def __init__(self, variant: str = "C", alpha: float = 0.1, l2: float = 0.1, alpha_rule: str = "constant",
                  delta: float = 0.1, subgaussian: float = 0.5, theta_bound: float = 1.0, pair_norm_bound: float = 1.0,
-                 pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2):
+                 pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2, objective: str = "sum"):
         if variant not in ("R", "C"):
             raise ValueError(f"unknown PairRank variant {variant!r}; valid: R, C")
         if alpha_rule not in ("constant", "theory"):
@@ -185,11 +201,12 @@ class PairRank(_FittedRankNet):
         self.delta, self.subgaussian = float(delta), float(subgaussian)
         self.theta_bound, self.pair_norm_bound = float(theta_bound), float(pair_norm_bound)
         self.pairing, self.window, self.newton_steps = pairing, int(window), int(newton_steps)
+        self.objective = objective
 
     def start(self, train, rng) -> None:
         super().start(train, rng)
         d = train.n_features
-        self.model = OnlinePairwiseLogistic(d, self.l2, self.window, self.newton_steps)
+        self.model = OnlinePairwiseLogistic(d, self.l2, self.window, self.newton_steps, self.objective)
         self.Minv = np.eye(d) / self.l2
         self.logdet_ratio = 0.0                          # log det M - log det(l2 I)
 
@@ -260,18 +277,19 @@ class EpsilonGreedyRankNet(_FittedRankNet):
     """RankNet on independent click pairs (as PairRank), exploring with probability ``epsilon`` per position."""
 
     PARAMS = {"epsilon": between(0, 1), "l2": positive(), "pairing": choice("adjacent", "shuffled"),
-              "window": at_least(1), "newton_steps": at_least(1)}
+              "window": at_least(1), "newton_steps": at_least(1), "objective": choice(*OBJECTIVES)}
 
     def __init__(self, epsilon: float = 0.1, l2: float = 0.1, pairing: str = "adjacent", window: int = 1000,
-                 newton_steps: int = 2):
+                 newton_steps: int = 2, objective: str = "sum"):
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}")
         self.epsilon, self.l2, self.pairing = float(epsilon), float(l2), pairing
-        self.window, self.newton_steps = int(window), int(newton_steps)
+        self.window, self.newton_steps, self.objective = int(window), int(newton_steps), objective
 
     def start(self, train, rng) -> None:
         super().start(train, rng)
-        self.model = OnlinePairwiseLogistic(train.n_features, self.l2, self.window, self.newton_steps)
+        self.model = OnlinePairwiseLogistic(train.n_features, self.l2, self.window, self.newton_steps,
+                                            self.objective)
 
     def rank(self, query) -> Display:
         n = query.n_docs

@@ -5,7 +5,7 @@ synthetic default and MQ2008, the one data set of the paper that CI has), ``lamb
 ``cosine`` and ``gt`` (Figure 3), ``k`` and ``r`` (Figure 4, on the MSLR-sized synthetic
 preset, as the paper used MSLR-WEB10K). ``main`` is run in the configuration the text
 describes and in the configuration of the authors' code (:data:`dsp.CODE_CHOICES`); the
-ablation (one code choice at a time) is an experiment of its own.
+ablation (one code choice at a time) is the ``dsp_ablation`` page.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ PAPER_RUNS = "15 runs (5 folds x 3), 10,000 queries"
 
 # Sizes of each experiment per profile; the notebooks' manifest uses the same numbers (a test checks).
 PROFILES = {
+    "tiny": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 200},
+             "figures": {"fold": 1, "seeds": 1, "rounds": 100, "cosine_rounds": 100, "lambdas": [0.0, 0.5, 1.0],
+                         "ks": [0, 3], "rs": [0, 20]}},
     "quick": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000},
               "figures": {"fold": 1, "seeds": 2, "rounds": 2000, "cosine_rounds": 2000,
                           "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
-                          "rs": [0, 5, 10, 20, 50]},
-              "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000, "algorithms": ["mgd", "mgd_dsp"]}},
+                          "rs": [0, 5, 10, 20, 50]}},
     "paper": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000},
               "figures": {"fold": 1, "seeds": 15, "rounds": 10_000, "cosine_rounds": 5000,
                           "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
-                          "rs": [0, 5, 10, 20, 50]},
-              "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000,
-                           "algorithms": dsp.ALGORITHMS}},
+                          "rs": [0, 5, 10, 20, 50]}},
 }
 MAIN_DATASETS = ["synth-mq", "mq2008"]
 FIGURE_DATASET = "synth-mslr"
@@ -137,9 +137,3 @@ def paper_cells(claim: Claim) -> dict:
         return {"paper_cells": _cells("online" if claim.metric == ONLINE else "offline")}
     return {}
 
-
-def ablation_grid(profile: str, datasets: list[str]) -> dict[str, list]:
-    """Table 2-3 runs with one code choice at a time switched on (and all of them, and none)."""
-    size = PROFILES[profile]["ablation"]
-    return {config: dsp.main_grid(datasets, size["folds"], size["seeds"], size["rounds"],
-                                  algorithms=size["algorithms"], config=config) for config in dsp.CONFIGS}

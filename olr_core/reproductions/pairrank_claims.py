@@ -16,7 +16,8 @@ from . import pairrank
 PAPER = "pairrank"
 TITLE = "PairRank, Jia et al., WWW 2021"
 PAPER_RUNS = "20 runs, 5,000 queries"
-PROFILES = {"quick": {"main": {"seeds": 5, "rounds": 1000}}, "paper": {"main": {"seeds": 20, "rounds": 5000}}}
+PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 100}}, "quick": {"main": {"seeds": 5, "rounds": 1000}},
+            "paper": {"main": {"seeds": 20, "rounds": 5000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
 CONFIGS = ("text",)
 

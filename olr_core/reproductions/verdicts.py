@@ -11,7 +11,7 @@ from ..experiments import ResultStore, run_frame, run_grid
 from . import dsp_claims, pairrank_claims
 
 PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims}
-PROFILES = ("quick", "paper")
+PROFILES = ("tiny", "quick", "paper")      # tiny: a smoke test of the machinery in seconds
 
 
 def available_datasets(names, data_dir=None) -> tuple[list[str], dict[str, str]]:

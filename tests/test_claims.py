@@ -1,0 +1,184 @@
+"""Verdict rules on small hand-made frames (one reproduced, one partly, one not case each), and the
+claim registries: every table and figure of both papers' experiment sections has a claim."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from olr_core.claims import RULES, VERDICTS, Claim, judge
+from olr_core.reproductions import dsp_claims, pairrank_claims
+from olr_core.reproductions.verdicts import PAPERS, records_frame
+
+PAPERS_DIR = Path(__file__).resolve().parents[2] / "shared" / "papers"
+
+
+def runs(values: dict, cells=("perfect", "navigational"), folds=5, noise=0.0, seed=0) -> pd.DataFrame:
+    """A run frame: for each algorithm a mean per cell, one run per fold, optional noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for algorithm, per_cell in values.items():
+        for cell, mean in zip(cells, per_cell):
+            for fold in range(1, folds + 1):
+                rows.append({"algorithm": algorithm, "dataset": "d", "click_model": cell, "fold": fold, "seed": 0,
+                             "m": mean + noise * rng.standard_normal()})
+    return pd.DataFrame(rows)
+
+
+def claim(rule, **args):
+    return Claim("test", "x", "Table 1", "a claim", "main", "m", rule, args)
+
+
+def verdict(rule, frame, **args):
+    return judge(claim(rule, **args), frame, "text")["verdict"]
+
+
+def test_within_sd():
+    paper = pd.DataFrame({"click_model": ["perfect", "navigational"], "algorithm": ["a", "a"],
+                          "paper_mean": [1.0, 2.0], "paper_sd": [0.1, 0.1]})
+    assert verdict("within_sd", runs({"a": [1.05, 2.05]}), paper_cells=paper) == "reproduced"
+    assert verdict("within_sd", runs({"a": [1.05, 2.5]}), paper_cells=paper) == "partly"
+    assert verdict("within_sd", runs({"a": [1.5, 2.5]}), paper_cells=paper) == "not reproduced"
+    record = judge(claim("within_sd"), runs({"a": [1.05, 2.5]}), "text", paper_cells=paper)
+    assert "navigational/a 2.5 vs 2±0.1" in record["reason"]
+
+
+def test_paired_gain_needs_the_sign_and_significance():
+    clear = runs({"t": [1.2, 1.3], "c": [1.0, 1.0]}, noise=0.01)
+    assert verdict("paired_gain", clear, treatment="t", control="c") == "reproduced"
+    weak = runs({"t": [1.0, 1.0], "c": [1.0, 1.0]})
+    weak.loc[weak.algorithm == "t", "m"] += np.tile([0.1, 0.1, 0.1, 0.1, -0.3], 2)   # mean +0.02, not significant
+    record = judge(claim("paired_gain", treatment="t", control="c"), weak, "text")
+    assert record["verdict"] == "partly" and "2 of 2 cells with the paper's sign, 0 of them significant" \
+        in record["reason"]
+    opposite = runs({"t": [0.8, 0.7], "c": [1.0, 1.0]}, noise=0.01)
+    assert verdict("paired_gain", opposite, treatment="t", control="c") == "not reproduced"
+
+
+def test_no_significance_from_fewer_than_five_pairs():
+    few = runs({"t": [1.5, 1.5], "c": [1.0, 1.0]}, folds=4, noise=0.01)
+    record = judge(claim("paired_gain", treatment="t", control="c"), few, "text")
+    assert record["verdict"] == "partly" and "*" not in record["ours"].split("(")[0]
+    assert "fewer than 5 paired runs" in record["reason"]
+
+
+def test_best_worst_and_mostly_positive():
+    frame = runs({"a": [3, 3], "b": [2, 1], "c": [1, 2]}, noise=0.01)
+    assert verdict("best", frame, target="a") == "reproduced"
+    assert verdict("best", runs({"a": [3, 1], "b": [2, 2]}), target="a") == "partly"
+    assert verdict("best", frame, target="b") == "not reproduced"
+    assert verdict("worst", frame, targets=["b", "c"]) == "reproduced"
+    assert verdict("worst", frame, targets=["c"]) == "partly"
+    assert verdict("worst", frame, targets=["a"]) == "not reproduced"
+    assert verdict("mostly_positive", frame, treatments={"a": "b"}) == "reproduced"
+    assert verdict("mostly_positive", runs({"a": [3, 1], "b": [2, 2], "c": [4, 4]}), treatments={"a": "c"}) \
+        == "not reproduced"
+
+
+def sweep(means: dict) -> pd.DataFrame:
+    rows = [{"click_model": cell, "param:x": x, "m": m, "algorithm": "a", "dataset": "d", "fold": 1, "seed": 0}
+            for cell, values in means.items() for x, m in zip((0, 1, 2), values)]
+    return pd.DataFrame(rows)
+
+
+def test_trend_rules():
+    assert verdict("increasing", sweep({"p": [1, 2, 3], "n": [1, 3, 4]}), parameter="param:x") == "reproduced"
+    assert verdict("increasing", sweep({"p": [1, 2, 3], "n": [3, 2, 1]}), parameter="param:x") == "partly"
+    assert verdict("increasing", sweep({"p": [3, 2, 1]}), parameter="param:x") == "not reproduced"
+    assert verdict("flat", sweep({"p": [1, 1.01, 1.0]}), parameter="param:x", tolerance=0.02) == "reproduced"
+    assert verdict("flat", sweep({"p": [1, 2, 1.0]}), parameter="param:x", tolerance=0.02) == "not reproduced"
+    assert verdict("argmax_in", sweep({"p": [1, 3, 2], "n": [1, 2, 3]}), parameter="param:x", values=[1]) \
+        == "partly"
+
+
+def test_threshold_extreme_and_equivalence():
+    frame = runs({"a": [1.2, 2.0]})
+    assert verdict("below", frame, threshold=1.5) == "partly"
+    assert verdict("below", frame, threshold=3) == "reproduced"
+    assert verdict("extreme_in", frame, column="click_model", value="navigational") == "reproduced"
+    assert verdict("extreme_in", frame, column="click_model", value="navigational", direction="smaller") \
+        == "not reproduced"
+    pair = runs({"t": [1.0, 1.0], "c": [1.005, 1.2]})
+    assert verdict("equivalent", pair, treatment="t", control="c", tolerance=0.01, column="algorithm") == "partly"
+
+
+def test_missing_runs_and_untestable_claims():
+    record = judge(claim("best", target="a"), None, "text", missing="mq2008 is not in this build")
+    assert record["verdict"] == "not testable here" and "mq2008" in record["reason"]
+    record = judge(claim("not_testable", reason="needs Yahoo!"), None, "text")
+    assert record["reason"] == "needs Yahoo!"
+    with pytest.raises(ValueError, match="unknown rule 'magic'"):
+        judge(claim("magic"), runs({"a": [1, 1]}), "text")
+
+
+def test_records_have_the_contracted_keys():
+    record = judge(claim("best", target="a"), runs({"a": [2, 2], "b": [1, 1]}), "text")
+    for key in ("paper", "claim", "config", "paper_value", "ours", "runs", "rule", "verdict", "reason"):
+        assert key in record
+    assert record["verdict"] in VERDICTS and list(records_frame([record]).columns)[:3] == ["paper", "id", "source"]
+
+
+@pytest.mark.parametrize("module", list(PAPERS.values()))
+def test_every_claim_uses_a_known_rule_and_experiment(module):
+    ids = [c.id for c in module.CLAIMS]
+    assert len(ids) == len(set(ids))
+    for c in module.CLAIMS:
+        assert c.rule in RULES
+        assert c.experiment in ("none", *module.experiments("quick", c.configs[0], ["synth-mq", "synth-mslr"])), c.id
+        assert set(c.configs) <= set(module.CONFIGS)
+
+
+@pytest.mark.parametrize("module, paper_file, sources", [
+    (dsp_claims, "004_e263bc3a2bd40a73.txt", {"Table 2", "Table 3", "Figure 2", "Figure 3", "Figure 4"}),
+    (pairrank_claims, "000_d0fa57a9f4b090a1.txt", {"Figure 3", "Figure 4", "Figure 5", "Figure 6", "Figure 7"}),
+])
+def test_the_registry_covers_every_table_and_figure_of_the_experiments(module, paper_file, sources):
+    covered = {re.match(r"(Table|Figure) \d", c.source).group(0) for c in module.CLAIMS}
+    assert sources <= covered
+    path = PAPERS_DIR / paper_file
+    if path.exists():                 # the experiment section's own tables and figures are all in `sources`
+        text = path.read_text()
+        experiments = text[text.index("Experiment"):]
+        named = set(re.findall(r"(?:Table|Figure) \d", experiments))
+        setup_only = {"Table 1"}       # the click-model configuration, not a result
+        assert named - setup_only - {"Figure 1"} <= sources
+
+
+def test_dsp_configurations_differ_only_where_the_code_does():
+    from olr_core.reproductions import dsp
+
+    assert dsp.config_params("text", "mgd_dsp") == ({}, "after_click")
+    params, rule = dsp.config_params("code", "mgd_dsp")
+    assert params == {"learning_rate": 0.01, "multileave": "probabilistic", "decay": 1.0, "dsp_renormalize": True}
+    assert rule == "every_position"
+    assert dsp.config_params("text+decay", "dbgd") == ({}, "after_click")
+    assert dsp.config_params("text+stop_rule", "dbgd") == ({}, "every_position")
+    with pytest.raises(ValueError, match="unknown DSP configuration"):
+        dsp.config_params("text+nothing", "dbgd")
+
+
+def test_the_books_profiles_run_what_the_claims_judge():
+    """The figure pages and the claims page share runs only if their sizes agree, profile by profile."""
+    from olr_core.book import load_manifest, parameters_for
+
+    root = Path(__file__).resolve().parents[1]
+    entries = {e["notebook"].removesuffix(".ipynb"): e for e in load_manifest(root)}
+    for profile in ("quick", "paper"):
+        main = dsp_claims.PROFILES[profile]["main"]
+        for page in ("dsp_table2", "dsp_table3", "dsp_figure2"):
+            params = parameters_for(entries[page], profile)
+            assert {k: params[k] for k in main} == main, (page, profile)
+        figures = dsp_claims.PROFILES[profile]["figures"]
+        fig3, fig4 = parameters_for(entries["dsp_figure3"], profile), parameters_for(entries["dsp_figure4"], profile)
+        assert (fig3["seeds"], fig3["rounds"], fig3["cosine_rounds"], fig3["lambdas"]) == \
+            (figures["seeds"], figures["rounds"], figures["cosine_rounds"], figures["lambdas"])
+        assert (fig4["seeds"], fig4["rounds"], fig4["ks"], fig4["rs"]) == \
+            (figures["seeds"], figures["rounds"], figures["ks"], figures["rs"])
+        assert fig3["dataset"] == fig4["dataset"] == dsp_claims.FIGURE_DATASET
+        pr = pairrank_claims.PROFILES[profile]["main"]
+        for page in ("pairrank_figure3", "pairrank_figure6"):
+            params = parameters_for(entries[page], profile)
+            assert (params["seeds"], params["rounds"]) == (pr["seeds"], pr["rounds"]), (page, profile)
+        assert parameters_for(entries["claims"], profile)["profile"] == profile
