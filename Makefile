@@ -17,12 +17,14 @@ $(BIN)/olr: requirements.txt pyproject.toml
 
 env: $(BIN)/olr
 
-_static/mathjax/tex-chtml.js:
+# MathJax is served from the build's root (html_extra_path), not from _static: Jupyter Book adds
+# every .js file under _static to every page, which would load the whole distribution.
+_mathjax/mathjax/tex-chtml.js:
 	npm install --silent --no-save --no-audit --no-fund --prefix .build-tools mathjax@$(MATHJAX_VERSION)
-	mkdir -p _static/mathjax
-	cp -r .build-tools/node_modules/mathjax/es5/. _static/mathjax/
+	mkdir -p _mathjax/mathjax
+	cp -r .build-tools/node_modules/mathjax/es5/. _mathjax/mathjax/
 
-mathjax: _static/mathjax/tex-chtml.js
+mathjax: _mathjax/mathjax/tex-chtml.js
 
 book: env mathjax
 	$(BIN)/olr book --profile $(PROFILE)

@@ -193,7 +193,7 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
 
 
 def mathjax_ready(root: Path) -> bool:
-    return (root / "_static" / "mathjax" / "tex-chtml.js").exists()
+    return (root / "_mathjax" / "mathjax" / "tex-chtml.js").exists()
 
 
 def list_pages(root: Path | None = None) -> str:
@@ -237,7 +237,15 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
                "--keep-going"]
     print("[olr book] " + " ".join(command), flush=True)
-    return subprocess.call(command, cwd=root)
+    status = subprocess.call(command, cwd=root)
+    if status != 0:
+        return status
+    from .htmlcheck import check_book
+
+    problems = check_book(root / "_build" / "html")
+    for line in problems:
+        print(f"[olr book] page check: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def standalone_notebook(name: str, output, profile: str = "quick", overrides: dict | None = None,

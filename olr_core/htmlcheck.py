@@ -1,0 +1,70 @@
+"""Checks of the built HTML book, run by ``olr book`` after every build (so CI fails on a regression).
+
+Every page must load exactly one MathJax script and no script from the network, its
+scripts must stay under a size budget, and the generated (notebook) pages must show code
+only behind a toggle and never the parameter cells (the provenance box says what ran).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRIPT_BUDGET_BYTES = 3_000_000          # all scripts of one page together
+NETWORK_PREFIXES = ("http://", "https://", "//")
+
+
+@dataclass
+class PageReport:
+    page: str
+    mathjax_scripts: int
+    network_scripts: list
+    script_bytes: int
+    visible_code_cells: int
+    parameter_cells: int
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.mathjax_scripts != 1:
+            out.append(f"{self.mathjax_scripts} MathJax scripts (expected exactly 1)")
+        if self.network_scripts:
+            out.append(f"scripts from the network: {', '.join(self.network_scripts)}")
+        if self.script_bytes > SCRIPT_BUDGET_BYTES:
+            out.append(f"{self.script_bytes / 1e6:.1f} MB of scripts (budget {SCRIPT_BUDGET_BYTES / 1e6:.1f} MB)")
+        if self.visible_code_cells:
+            out.append(f"{self.visible_code_cells} code cell(s) shown without a toggle")
+        if self.parameter_cells:
+            out.append(f"{self.parameter_cells} parameter cell(s) rendered")
+        return out
+
+
+def check_page(path: Path, root: Path) -> PageReport:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    sources = [tag.get("src") for tag in soup.find_all("script") if tag.get("src")]
+    network = [s for s in sources if s.startswith(NETWORK_PREFIXES)]
+    size = 0
+    for src in sources:
+        local = (path.parent / src.split("?")[0]).resolve()
+        if src not in network and local.is_file():
+            size += local.stat().st_size
+    size += sum(len(tag.get_text()) for tag in soup.find_all("script") if not tag.get("src"))
+    cells = soup.select("div.cell")
+    visible = [c for c in cells if c.select_one("div.cell_input") is not None
+               and not ({"tag_hide-input", "tag_remove-input"} & set(c.get("class", [])))]
+    parameters = soup.select("div.tag_parameters, div.tag_injected-parameters")
+    return PageReport(str(path.relative_to(root)), sum("mathjax" in s.lower() for s in sources), network, size,
+                      len(visible), len(parameters))
+
+
+def check_book(html_root: Path) -> list[str]:
+    """One line per problem found in the built book (empty when every page passes)."""
+    html_root = Path(html_root)
+    problems = []
+    for page in sorted(html_root.rglob("*.html")):
+        if any(part.startswith("_") for part in page.relative_to(html_root).parts[:-1]) or page.name in (
+                "genindex.html", "search.html"):
+            continue
+        problems += [f"{page.relative_to(html_root)}: {p}" for p in check_page(page, html_root).problems()]
+    return problems

@@ -1,0 +1,40 @@
+"""The checks ``olr book`` runs over the built pages, on small hand-made pages."""
+
+from olr_core.htmlcheck import SCRIPT_BUDGET_BYTES, check_book, check_page
+
+GOOD = """<html><head><script src="../../_static/doctools.js"></script>
+<script src="../../_static/../mathjax/tex-chtml.js"></script></head><body>
+<div class="cell tag_hide-input docutils container"><div class="cell_input">x = 1</div></div>
+<div class="cell docutils container"><div class="cell_output">42</div></div></body></html>"""
+
+
+def page(tmp_path, html, name="book/generated/p.html"):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html)
+    return path
+
+
+def test_a_clean_page_passes(tmp_path):
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "doctools.js").write_text("var a;")
+    (tmp_path / "mathjax").mkdir()
+    (tmp_path / "mathjax" / "tex-chtml.js").write_text("x" * 100)
+    report = check_page(page(tmp_path, GOOD), tmp_path)
+    assert report.problems() == [] and report.script_bytes == 106
+    assert check_book(tmp_path) == []
+
+
+def test_each_violation_is_reported(tmp_path):
+    bad = GOOD.replace('<script src="../../_static/doctools.js"></script>',
+                       '<script src="https://cdn.example/mathjax/es5/tex-mml.js"></script>')
+    bad = bad.replace("tag_hide-input ", "").replace("</body>", '<div class="cell tag_parameters"></div></body>')
+    problems = check_page(page(tmp_path, bad), tmp_path).problems()
+    assert "2 MathJax scripts (expected exactly 1)" in problems
+    assert any("scripts from the network: https://cdn.example" in p for p in problems)
+    assert "1 code cell(s) shown without a toggle" in problems and "1 parameter cell(s) rendered" in problems
+    (tmp_path / "huge.js").write_bytes(b"x" * (SCRIPT_BUDGET_BYTES + 1))
+    heavy_html = GOOD.replace("../../_static/doctools.js", "../huge.js").replace("../../_static/../", "../")
+    heavy = page(tmp_path, heavy_html, "book/heavy.html")
+    assert any("MB of scripts" in p for p in check_page(heavy, tmp_path).problems())
+    assert len(check_book(tmp_path)) == len(problems) + 1
