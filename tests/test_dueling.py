@@ -258,3 +258,18 @@ def test_pivoted_qr_projection_finds_the_rank_of_dependent_documents():
     np.testing.assert_allclose(dependent @ (u - projected), 0, atol=1e-10)   # residual orthogonal to documents
     assert project_on_span(np.zeros((3, 30)), u)[1] == 0
     np.testing.assert_array_equal(project_on_span(np.zeros((3, 30)), u)[0], 0)
+
+
+def test_second_moment_of_a_projection_fixed_before_the_direction_is_rank_over_d():
+    """Lemma 3.2's identity E||Au||^2 = rank(A)/d, for A independent of u (4 standard errors)."""
+    from olr_core.rankers.projection import orthonormal_basis
+    from olr_core.rankers.scorers import unit_sphere
+
+    rng = np.random.default_rng(7)
+    d = 46
+    docs = np.abs(rng.standard_normal((10, d))) * (rng.random((10, d)) < 0.4)
+    basis = orthonormal_basis(docs)
+    u = unit_sphere(rng, 40_000, d)
+    norm2 = ((u @ basis.T) ** 2).sum(1)
+    se = norm2.std(ddof=1) / np.sqrt(len(u))
+    assert abs(norm2.mean() - len(basis) / d) < 4 * se

@@ -108,3 +108,43 @@ def test_compiled_evaluation_breaks_ties_uniformly():
     rng = np.random.default_rng(0)
     first = [segment_ndcg(np.zeros(2), rng.random(2), gains, offsets, ideal, 1, np.empty(1))[0] for _ in range(4000)]
     assert abs(np.mean(first) - 0.5) < 4 * np.sqrt(0.25 / 4000)
+
+
+def test_one_colour_and_line_style_per_algorithm_on_every_figure():
+    import matplotlib
+    import pandas as pd
+
+    matplotlib.use("Agg")
+    from olr_core.plotting import ALGORITHM_STYLES, plot_curves, style_of
+
+    def curves(algorithms):
+        return pd.DataFrame([{"algorithm": a, "click_model": c, "round": r, "seed": s, "value": 0.5 + 0.01 * s}
+                             for a in algorithms for c in ("navigational", "perfect") for r in (0, 10)
+                             for s in range(3)])
+
+    first = plot_curves(curves(["pdgd", "mgd_dsp", "dbgd"]), hue="algorithm")
+    second = plot_curves(curves(["mgd_dsp", "random"]), hue="algorithm")
+    colour = {line.get_label(): (line.get_color(), line.get_linestyle())
+              for fig in (first, second) for line in fig.axes[0].get_lines()}
+    expected = ALGORITHM_STYLES["mgd_dsp"]
+    assert matplotlib.colors.to_rgb(colour["mgd_dsp"][0]) == matplotlib.colors.to_rgb(expected["color"])
+    assert colour["mgd_dsp"][1] == "--" and colour["pdgd"][1] == "-"
+    assert len({matplotlib.colors.to_hex(style_of(a)["color"]) + style_of(a)["linestyle"]
+                for a in ALGORITHM_STYLES}) == len(ALGORITHM_STYLES)
+    assert [t.get_text() for t in first.axes[-1].get_legend().get_texts()] == ["pdgd", "dbgd", "mgd_dsp"]
+    assert [ax.get_title() for ax in first.axes] == ["perfect", "navigational"]
+
+
+def test_band_is_a_confidence_interval_only_with_five_runs():
+    import pandas as pd
+
+    from olr_core.experiments import mean_ci
+    from olr_core.plotting import band
+
+    three = pd.DataFrame({"g": 1, "value": [1.0, 2.0, 3.0]})
+    half, note = band(mean_ci(three, ["g"]))
+    assert half[0] == pytest.approx(1.0 / np.sqrt(3)) and "standard error over 3 runs" in note
+    five = pd.DataFrame({"g": 1, "value": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    half, note = band(mean_ci(five, ["g"]))
+    assert half[0] == pytest.approx(2.776445 * np.std([1, 2, 3, 4, 5], ddof=1) / np.sqrt(5), rel=1e-5)
+    assert "95% t-interval of the mean over 5 runs" in note

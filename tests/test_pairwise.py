@@ -249,3 +249,26 @@ def test_mean_objective_is_the_sum_form_with_a_regularisation_growing_with_the_p
     assert np.linalg.norm(model.theta) < np.linalg.norm(summed.theta)      # far stronger shrinkage
     with pytest.raises(ValueError, match="unknown objective"):
         OnlinePairwiseLogistic(5, objective="median")
+
+
+def test_with_the_whole_list_shown_misordered_pairs_are_the_kendall_distance():
+    """The well-specified theory page's setting: docs = cutoff, so the loop counts every discordant pair."""
+    from olr_core.loop import query_sequence, run_online
+    from olr_core.rankers.base import LinearRanker
+    from olr_core.reproductions.pairrank import well_specified_fold
+    from olr_core.users import LogisticClickUser
+
+    fold, theta_star = well_specified_fold(n_features=5, n_queries=30, docs=10, seed=1)
+    w = np.random.default_rng(3).standard_normal(5)
+
+    class Fixed(LinearRanker):
+        def start(self, train, rng):
+            super().start(train, rng)
+            self.w = w
+
+    trace = run_online(Fixed(), fold, LogisticClickUser(tuple(theta_star)), 50, seed=0)
+    for t, q in enumerate(query_sequence(fold.train.n_queries, 50, 0)):
+        query = fold.train.query(q)
+        labels = query.labels[np.argsort(-(query.features @ w))]
+        kendall = sum(labels[a] < labels[b] for a in range(10) for b in range(a + 1, 10))
+        assert trace.online_misordered[t] == kendall

@@ -253,8 +253,11 @@ def describe(data: RankingData) -> dict:
     }
 
 
-def available(synthetic, real, data_dir=None, verbose: bool = True) -> list[str]:
-    """The synthetic data sets plus those real ones found in the data directory (others are named and skipped)."""
+def available(synthetic, real, data_dir=None, verbose: bool = False) -> list[str]:
+    """The synthetic data sets plus those real ones found in the data directory (``verbose``: name the others).
+
+    The book names the data sets a build had once, on its verdicts page.
+    """
     names = list(synthetic)
     for name in real:
         try:
