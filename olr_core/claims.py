@@ -226,16 +226,20 @@ def rule_increasing(frame, claim, parameter: str, **_) -> Outcome:
                    f"mean rises with {parameter} (Spearman rho > 0) in {sum(up)} of {len(up)} cells")
 
 
-def rule_flat(frame, claim, parameter: str, tolerance: float, **_) -> Outcome:
+def rule_flat(frame, claim, parameter: str, tolerance: float, relative: bool = False, **_) -> Outcome:
+    """The range of the means over the parameter's values is at most ``tolerance`` (a share of the
+    mean with ``relative``)."""
     spans, texts = [], []
     for cell, _, means in _means(frame, claim, parameter):
-        spans.append(float(means.max() - means.min()))
-        texts.append(f"{cell}: range {spans[-1]:.3g}")
+        span = float(means.max() - means.min())
+        spans.append(span / abs(means.mean()) if relative else span)
+        texts.append(f"{cell}: range {span:.3g}" + (f" ({100 * spans[-1]:.1f}% of the mean)" if relative else ""))
     if not spans:
         return Outcome("no runs", 0, "not testable here", "no runs")
     flat = [s <= tolerance for s in spans]
+    limit = f"{100 * tolerance:g}% of the mean" if relative else f"{tolerance:g}"
     return Outcome("; ".join(texts), len(frame), _verdict(all(flat), any(flat)),
-                   f"means over {parameter} within {tolerance:g} in {sum(flat)} of {len(flat)} cells")
+                   f"means over {parameter} within {limit} in {sum(flat)} of {len(flat)} cells")
 
 
 def rule_argmax_in(frame, claim, parameter: str, values: list, **_) -> Outcome:

@@ -101,7 +101,8 @@ CLAIMS = [
           "argmax_in", {"parameter": "param:dsp_r", "values": [20]}, "r = 20 of 0..50", ("click_model",),
           {"click_model": "perfect"}),
     Claim(PAPER, "F4b-r-robust", "Figure 4b", "Under navigational and informational users the choice of r hardly "
-          "matters", "r", ONLINE, "flat", {"parameter": "param:dsp_r", "tolerance": 10.0}, "visual",
+          "matters", "r", ONLINE, "flat", {"parameter": "param:dsp_r", "tolerance": 0.03, "relative": True},
+          "curves within a few percent",
           ("click_model",), {"click_model": ["navigational", "informational"]}),
     Claim(PAPER, "T2-large-data", "Table 2, Section 5.2", "The gains are largest on the high-dimensional web data "
           "(MSLR-WEB10K, Yahoo!)", "none", ONLINE, "not_testable",

@@ -57,7 +57,8 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
 def _setup(frame: pd.DataFrame | None, module) -> str:
     if frame is None or frame.empty:
         return f"paper: {module.PAPER_RUNS}"
-    per_cell = frame.groupby(["dataset", "click_model", "algorithm"]).size()
+    keys = ["dataset", "click_model", "algorithm", *[c for c in frame if c.startswith("param:")]]
+    per_cell = frame.groupby(keys, dropna=False).size()
     rounds = sorted(frame["rounds_run"].unique())
     return (f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()}-{per_cell.max()} runs per cell"
             if per_cell.min() != per_cell.max() else
