@@ -210,17 +210,36 @@ def list_pages(root: Path | None = None) -> str:
     return "\n".join(lines)
 
 
+EDITIONS = ("instructor", "student")
+
+
+def _student_config(root: Path) -> Path:
+    """The book's configuration with every exercise solution left out (sphinx-exercise's hide_solutions)."""
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+    path = root / "_build" / "student_config.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
 def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False,
-               overrides: dict | None = None, data_dir: str | None = None) -> int:
+               overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor") -> int:
     """Execute the manifest's notebooks (or those ``only`` names, with ``overrides``) and build the HTML book.
 
     Every override is checked against each chosen page's parameters before anything runs.
+    ``edition="student"`` builds into ``_build/student`` without the exercises' solutions,
+    executing only the pages that have not been executed yet (unless ``only`` names some).
     """
+    if edition not in EDITIONS:
+        raise ValueError(f"unknown edition {edition!r}; valid: {', '.join(EDITIONS)}")
     root = project_root()
     os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
     if data_dir is not None:
         os.environ["OLR_DATA_DIR"] = str(data_dir)
     entries = select_entries(load_manifest(root), only)
+    if edition == "student" and not only:
+        entries = [e for e in entries if not (root / "book" / "generated" / e["notebook"]).exists()]
     if overrides and not only:
         raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
     for entry in entries:
@@ -236,13 +255,17 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         return 1
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
                "--keep-going"]
+    output = root / "_build"
+    if edition == "student":
+        output = root / "_build" / "student"
+        command += ["--config", str(_student_config(root)), "--path-output", str(output)]
     print("[olr book] " + " ".join(command), flush=True)
     status = subprocess.call(command, cwd=root)
     if status != 0:
         return status
     from .htmlcheck import check_book
 
-    problems = check_book(root / "_build" / "html")
+    problems = check_book(output / "_build" / "html" if edition == "student" else output / "html")
     for line in problems:
         print(f"[olr book] page check: {line}", file=sys.stderr)
     return 1 if problems else 0

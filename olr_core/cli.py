@@ -155,7 +155,7 @@ def cmd_book(args) -> int:
         print(list_pages())
         return 0
     return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                      overrides=parse_overrides(args.param), data_dir=args.data_dir)
+                      overrides=parse_overrides(args.param), data_dir=args.data_dir, edition=args.edition)
 
 
 def cmd_notebook(args) -> int:
@@ -229,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
     book.add_argument("--data-dir", default=None, help="directory with the real data sets (or OLR_DATA_DIR)")
     book.add_argument("--list", action="store_true", help="list every page with its parameters and profile values")
+    book.add_argument("--edition", default="instructor", choices=["instructor", "student"],
+                      help="student: no exercise solutions, built into _build/student")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
     book.set_defaults(func=cmd_book)
 

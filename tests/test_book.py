@@ -118,3 +118,18 @@ def test_parameter_types_follow_the_defaults():
     assert _fits(3, 1) and not _fits(3.5, 1) and _fits(3, 0.5) and not _fits(True, 1)
     assert _fits(["a"], ["synth-mq"]) and not _fits([1], ["synth-mq"]) and _fits([], ["x"])
     assert _fits("/data", None) and not _fits("x", [1])
+
+
+def test_the_student_edition_hides_solutions_and_unknown_editions_are_refused(tmp_path):
+    import shutil
+
+    import yaml
+
+    from olr_core.book import _student_config, build_book
+
+    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
+    config = yaml.safe_load(_student_config(tmp_path).read_text())
+    assert config["sphinx"]["config"]["hide_solutions"] is True
+    assert config["bibtex_bibfiles"] == yaml.safe_load((ROOT / "_config.yml").read_text())["bibtex_bibfiles"]
+    with pytest.raises(ValueError, match="unknown edition 'teacher'"):
+        build_book(edition="teacher")

@@ -165,3 +165,17 @@ def test_lightgbm_sample_reads_query_files(real_data_dir):
     fold = load_fold("lightgbm-sample", 1, real_data_dir)
     assert fold.train.n_queries + fold.vali.n_queries == 201 and fold.test.n_queries == 50
     assert fold.train.n_docs + fold.vali.n_docs == 3005 and fold.max_grade == 4
+
+
+def test_the_linear_preset_is_ranked_well_by_a_linear_model_and_the_default_is_not():
+    from olr_core.loop import OfflineEvaluator
+    from olr_core.rankers import make_ranker
+
+    scores = {}
+    for name in ("synth-mq-linear", "synth-mq"):
+        fold = load_fold(name)
+        ranker = make_ranker("offline_ranknet")
+        ranker.start(fold.train, np.random.default_rng(0))
+        scores[name] = OfflineEvaluator(fold.test)(ranker.score(fold.test), np.random.default_rng(0))
+        assert fold.train.features.min() >= 0 and fold.train.features.max() <= 1
+    assert scores["synth-mq-linear"] > scores["synth-mq"] + 0.05, scores

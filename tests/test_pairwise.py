@@ -272,3 +272,28 @@ def test_with_the_whole_list_shown_misordered_pairs_are_the_kendall_distance():
         labels = query.labels[np.argsort(-(query.features @ w))]
         kendall = sum(labels[a] < labels[b] for a in range(10) for b in range(a + 1, 10))
         assert trace.online_misordered[t] == kendall
+
+
+def test_transitive_closure_of_certain_orders():
+    from olr_core.rankers.pairwise import transitive_closure
+
+    r = np.zeros((4, 4), dtype=bool)
+    r[0, 1] = r[1, 2] = r[2, 3] = True
+    closed = transitive_closure(r)
+    expected = np.triu(np.ones((4, 4), dtype=bool), 1)
+    np.testing.assert_array_equal(closed, expected)
+    np.testing.assert_array_equal(transitive_closure(closed), closed)
+
+
+def test_refine_only_adds_certain_orders_implied_by_chains():
+    from olr_core.rankers import make_ranker
+
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 6))
+    plain, refined = make_ranker("pairrank_c", alpha=0.05), make_ranker("pairrank_c", alpha=0.05, refine=True)
+    for ranker in (plain, refined):
+        ranker.start(type("T", (), {"n_features": 6})(), np.random.default_rng(1))
+        ranker.model.theta = rng.standard_normal(6) * 5 if ranker is plain else plain.model.theta
+    base, _ = plain.certain_pairs(X)
+    closed, _ = refined.certain_pairs(X)
+    assert (closed >= base).all() and not (closed & closed.T).any()

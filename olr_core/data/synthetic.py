@@ -39,6 +39,7 @@ class SyntheticPreset:
     query_spread: float = 1.0
     seed: int = 20260101
     description: str = ""
+    relevance: str = "latent"      # "latent": non-linear in the features; "linear": linear in them
 
     @property
     def max_grade(self) -> int:
@@ -59,6 +60,8 @@ PRESETS = {
                         description="MSLR-WEB10K-sized: 136 features, ~120 documents per query, grades 0-4"),
         SyntheticPreset("synth-mslr-3g", 1000, 120, 136, THREE_GRADES, 1.0,
                         description="MSLR-WEB10K-sized with three grades 0-2"),
+        SyntheticPreset("synth-mq-linear", 800, 20, 46, THREE_GRADES, 1.6, relevance="linear",
+                        description="MQ2008-sized, relevance linear in the features (PairRank's well-specified case)"),
     ]
 }
 
@@ -70,6 +73,8 @@ def _query_sizes(rng, n_queries, mean):
 
 def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     """All queries of a synthetic data set (see the module docstring for the model)."""
+    if preset.relevance == "linear":
+        return _generate_linear(preset, seed)
     rng = np.random.default_rng(preset.seed if seed is None else seed)
     sizes = _query_sizes(rng, preset.n_queries, preset.docs_per_query)
     n_docs = int(sizes.sum())
@@ -86,6 +91,23 @@ def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     qids = np.array([f"{preset.name}-{q}" for q in range(preset.n_queries)])
     data = RankingData(features, labels, offsets, qids, preset.max_grade, preset.name)
     return data.query_minmax_normalized()
+
+
+def _generate_linear(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
+    """Features uniform in [0, 1] (no normalisation needed) and utility ``x . beta + b_q + 0.3 n``:
+    a linear ranker can order every query perfectly up to the label noise."""
+    rng = np.random.default_rng(preset.seed if seed is None else seed)
+    sizes = _query_sizes(rng, preset.n_queries, preset.docs_per_query)
+    n_docs = int(sizes.sum())
+    features = rng.random((n_docs, preset.n_features)) * (rng.random((n_docs, preset.n_features)) < 0.7)
+    beta = rng.standard_normal(preset.n_features) / np.sqrt(preset.n_features) * 3.0
+    difficulty = np.repeat(rng.normal(0.0, preset.query_spread, preset.n_queries), sizes)
+    utility = features @ beta + difficulty + 0.3 * rng.standard_normal(n_docs)
+    thresholds = np.quantile(utility, np.cumsum(preset.grade_shares)[:-1])
+    labels = np.searchsorted(thresholds, utility, side="right").astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    qids = np.array([f"{preset.name}-{q}" for q in range(preset.n_queries)])
+    return RankingData(features, labels, offsets, qids, preset.max_grade, preset.name)
 
 
 SUBSET_FOLDS = {  # fold -> (train subsets, validation subset, test subset), LETOR 4.0 convention

@@ -16,7 +16,7 @@ from numba import njit
 from scipy.special import expit
 
 from ..metrics import rank_by_scores
-from ..params import at_least, between, choice, positive
+from ..params import FLAG, at_least, between, choice, positive
 from .base import BaseRanker, Display
 from .clickpairs import independent_pairs
 
@@ -72,31 +72,44 @@ class OnlinePairwiseLogistic:
         self.c += (g - h * m) * z
         self.H += h * np.outer(z, z)
 
-    def gradient_hessian(self, theta: np.ndarray):
+    def gradient_hessian(self, theta: np.ndarray, margins: np.ndarray | None = None):
+        """Gradient and Hessian of the objective at ``theta`` (``margins``: Z theta, if already known)."""
         Z = self._active()
-        m = Z @ theta
-        p = expit(m)
+        p = expit(Z @ theta if margins is None else margins)
         grad = Z.T @ (p - 1.0) + self.c + self.H @ theta + self.l2 * theta
         S = Z * np.sqrt(p * (1.0 - p))[:, None]
         hess = S.T @ S + self.H
         hess.flat[:: len(theta) + 1] += self.l2
         return grad, hess
 
+    def _loss_at(self, theta: np.ndarray, margins: np.ndarray) -> float:
+        return float(np.logaddexp(0.0, -margins).sum() + self.c @ theta + 0.5 * theta @ self.H @ theta
+                     + 0.5 * self.l2 * theta @ theta)
+
     def loss(self, theta: np.ndarray) -> float:
         """The exact objective over the active window plus the quadratic summary (for tests)."""
-        Z = self._active()
-        return float(np.logaddexp(0.0, -(Z @ theta)).sum() + self.c @ theta
-                     + 0.5 * theta @ self.H @ theta + 0.5 * self.l2 * theta @ theta)
+        return self._loss_at(theta, self._active() @ theta)
 
     def fit(self, steps: int | None = None) -> np.ndarray:
-        """Damped Newton steps (backtracking until the objective decreases, Armijo rule)."""
+        """Damped Newton steps (backtracking until the objective decreases, Armijo rule); each trial's
+        margins are reused by the next step's gradient."""
+        Z = self._active()
+        margins = Z @ self.theta
+        current = self._loss_at(self.theta, margins)
         for _ in range(self.newton_steps if steps is None else steps):
-            grad, hess = self.gradient_hessian(self.theta)
+            grad, hess = self.gradient_hessian(self.theta, margins)
             step = np.linalg.solve(hess, grad)
-            current, slope, size = self.loss(self.theta), grad @ step, 1.0
-            while size > 1e-6 and self.loss(self.theta - size * step) > current - 1e-4 * size * slope:
+            slope, size = grad @ step, 1.0
+            while True:
+                trial = self.theta - size * step
+                trial_margins = Z @ trial
+                trial_loss = self._loss_at(trial, trial_margins)
+                if trial_loss <= current - 1e-4 * size * slope or size <= 1e-6:
+                    break
                 size *= 0.5
-            self.theta = self.theta - size * step
+            if trial_loss > current:                   # no decrease found: keep the current estimate
+                break
+            self.theta, margins, current = trial, trial_margins, trial_loss
         return self.theta
 
 
@@ -157,6 +170,16 @@ def pairwise_uncertainty(X: np.ndarray, theta: np.ndarray, Minv: np.ndarray):
     return expit(s[:, None] - s[None, :]), norms, s
 
 
+def transitive_closure(relation: np.ndarray) -> np.ndarray:
+    """The transitive closure of a boolean relation (repeated squaring, about log2(n) products)."""
+    closed = relation.copy()
+    while True:
+        step = closed | ((closed.astype(np.float64) @ closed.astype(np.float64)) > 0)
+        if (step == closed).all():
+            return closed
+        closed = step
+
+
 def certain_blocks(certain: np.ndarray, scores: np.ndarray, rng: np.random.Generator):
     """Documents in score order and the start of each block.
 
@@ -188,11 +211,12 @@ class PairRank(_FittedRankNet):
               "alpha_rule": choice("constant", "theory"), "delta": between(0, 1, True, True),
               "subgaussian": positive(), "theta_bound": positive(), "pair_norm_bound": positive(),
               "pairing": choice("adjacent", "shuffled"), "window": at_least(1), "newton_steps": at_least(1),
-              "objective": choice(*OBJECTIVES)}
+              "objective": choice(*OBJECTIVES), "refine": FLAG}
 
     def __init__(self, variant: str = "C", alpha: float = 0.1, l2: float = 0.1, alpha_rule: str = "constant",
                  delta: float = 0.1, subgaussian: float = 0.5, theta_bound: float = 1.0, pair_norm_bound: float = 1.0,
-                 pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2, objective: str = "sum"):
+                 pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2, objective: str = "sum",
+                 refine: bool = False):
         if variant not in ("R", "C"):
             raise ValueError(f"unknown PairRank variant {variant!r}; valid: R, C")
         if alpha_rule not in ("constant", "theory"):
@@ -201,7 +225,7 @@ class PairRank(_FittedRankNet):
         self.delta, self.subgaussian = float(delta), float(subgaussian)
         self.theta_bound, self.pair_norm_bound = float(theta_bound), float(pair_norm_bound)
         self.pairing, self.window, self.newton_steps = pairing, int(window), int(newton_steps)
-        self.objective = objective
+        self.objective, self.refine = objective, bool(refine)
 
     def start(self, train, rng) -> None:
         super().start(train, rng)
@@ -220,8 +244,11 @@ class PairRank(_FittedRankNet):
         return (2 * k_mu / c_mu) * (np.sqrt(max(log_term, 0.0)) + np.sqrt(self.l2) * self.theta_bound)
 
     def certain_pairs(self, X: np.ndarray):
+        """Certain orders (lower confidence bound above 1/2), closed transitively with ``refine``
+        (the reference code's option: i > j and j > k certain make i > k certain)."""
         prob, norms, scores = pairwise_uncertainty(X, self.model.theta, self.Minv)
-        return prob - self.width() * norms > 0.5, scores
+        certain = prob - self.width() * norms > 0.5
+        return (transitive_closure(certain) if self.refine else certain), scores
 
     def rank(self, query) -> Display:
         certain, scores = self.certain_pairs(query.features)

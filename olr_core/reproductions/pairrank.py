@@ -18,18 +18,21 @@ CLICK_MODELS = ["perfect", "navigational", "informational"]
 DEFAULTS = {"pairrank_c": {"alpha": 0.1, "l2": 0.1}, "pairrank_r": {"alpha": 0.1, "l2": 0.1},
             "epsilon_greedy": {"epsilon": 0.1, "l2": 0.1}, "sgd_ranknet": {"learning_rate": 0.1},
             "pdgd": {"learning_rate": 0.1}, "dbgd": {}, "mgd": {}}
-TUNING_GRID = {"pairrank_c": {"alpha": [0.01, 0.1, 0.5], "l2": [0.1, 0.5]},
-               "epsilon_greedy": {"epsilon": [0.05, 0.1, 0.2]},
-               "sgd_ranknet": {"learning_rate": [0.01, 0.1, 0.5]},
-               "pdgd": {"learning_rate": [0.01, 0.1, 0.5]}}
+# An equal budget of nine settings per method. The l2 range of the model-based methods reaches
+# the effective strength of the authors' mean-form objective (2 * lambda * n with n in the
+# hundreds to thousands of pairs), so that the optimum can lie inside the grid.
+TUNING_GRID = {"pairrank_c": {"alpha": [0.01, 0.1, 0.5], "l2": [0.1, 10.0, 100.0]},
+               "epsilon_greedy": {"epsilon": [0.05, 0.1, 0.2], "l2": [0.1, 10.0, 100.0]},
+               "sgd_ranknet": {"learning_rate": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]},
+               "pdgd": {"learning_rate": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]}}
 
 
 def tuned_path() -> Path:
     return default_store_dir() / "pairrank_tuned.json"
 
 
-def tuning_specs(dataset: str, seeds: int, rounds: int, click_model: str = "navigational"):
-    """A small grid per tuned algorithm, evaluated on the validation split."""
+def tuning_specs(dataset: str, seeds: int, rounds: int, click_models=CLICK_MODELS):
+    """The grid of every tuned algorithm under every user, evaluated on the validation split."""
     import itertools
 
     algos = []
@@ -37,8 +40,19 @@ def tuning_specs(dataset: str, seeds: int, rounds: int, click_model: str = "navi
         keys = sorted(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
             algos.append({"name": name, "params": dict(zip(keys, values))})
-    return expand_grid({"algorithms": algos, "datasets": dataset, "click_models": click_model, "seeds": seeds,
+    return expand_grid({"algorithms": algos, "datasets": dataset, "click_models": list(click_models), "seeds": seeds,
                         "rounds": rounds, "eval_split": "vali"})
+
+
+def on_grid_edge(choice: dict) -> list[str]:
+    """The tuned values that sit at an end of their grid (the optimum may lie outside it)."""
+    out = []
+    for algorithm, params in choice.items():
+        for key, value in params.items():
+            values = TUNING_GRID.get(algorithm, {}).get(key, [])
+            if len(values) > 1 and value in (min(values), max(values)):
+                out.append(f"{algorithm}.{key}={value}")
+    return out
 
 
 def save_tuned(choice: dict) -> None:
@@ -107,3 +121,55 @@ class CoverageProbe(PairRank):
         if certain.any():
             display.stats["certain_wrong_rate"] = float((truth[certain] < 0.5).mean())
         return display
+
+
+# -- the ablation: which of the authors' code's choices move PairRank against PDGD ------------------
+
+CODE_STOP_RULE = "every_position"
+WHOLE_HISTORY = {"window": 100_000, "newton_steps": 5}
+
+
+def ablation_variants(tuned: dict, l2_mean=(0.01, 0.1)) -> dict[str, dict]:
+    """Label -> {algorithm, params, stop_rule, baseline}: PairRank_C as the paper describes it, each
+    choice of the authors' code alone, all of them together, and PDGD under both stop rules."""
+    base = dict(tuned.get("pairrank_c", {}))
+    pdgd = dict(tuned.get("pdgd", {}))
+
+    def variant(params=None, stop_rule="after_click", algorithm="pairrank_c"):
+        baseline = "PDGD" if stop_rule == "after_click" else "PDGD (every position)"
+        return {"algorithm": algorithm, "params": {**base, **(params or {})} if algorithm == "pairrank_c" else params,
+                "stop_rule": stop_rule, "baseline": baseline}
+
+    out = {"PDGD": variant(pdgd, algorithm="pdgd"),
+           "PDGD (every position)": variant(pdgd, CODE_STOP_RULE, algorithm="pdgd"),
+           "PairRank_C (paper)": variant()}
+    for l2 in l2_mean:
+        out[f"mean objective, l2={l2:g}"] = variant({"objective": "mean", "l2": float(l2)})
+    out["shuffled pairs"] = variant({"pairing": "shuffled"})
+    out["near whole-history refit"] = variant(WHOLE_HISTORY)
+    out["refine (transitive closure)"] = variant({"refine": True})
+    out["stop at every position"] = variant(stop_rule=CODE_STOP_RULE)
+    out["all code choices"] = variant({"objective": "mean", "l2": float(max(l2_mean)), "pairing": "shuffled",
+                                       "refine": True, **WHOLE_HISTORY}, CODE_STOP_RULE)
+    return out
+
+
+def ablation_grid(datasets, seeds: int, rounds: int, variants: dict, click_models=CLICK_MODELS):
+    """The runs of every variant on every data set, user and seed."""
+    specs = []
+    for v in variants.values():
+        grid = {"algorithms": [{"name": v["algorithm"], "params": v["params"]}], "datasets": list(datasets),
+                "click_models": list(click_models), "seeds": seeds, "rounds": rounds}
+        if v["stop_rule"] != "after_click":
+            grid["stop_rule"] = v["stop_rule"]
+        specs += expand_grid(grid)
+    return specs
+
+
+def variant_of(spec, variants: dict) -> str:
+    """The label of the ablation variant a run belongs to."""
+    for label, v in variants.items():
+        if (spec.algorithm == v["algorithm"] and spec.params == dict(sorted(v["params"].items()))
+                and spec.stop_rule == v["stop_rule"]):
+            return label
+    raise KeyError(f"{spec.label()} ({spec.stop_rule}) is not a run of the ablation")
