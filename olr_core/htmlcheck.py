@@ -1,6 +1,7 @@
 """Checks of the built HTML book, run by ``olr book`` after every build (so CI fails on a regression).
 
-Every page must load exactly one MathJax script and no script from the network, its
+Every page with math must load exactly one MathJax script (pages without math need none), no
+page may load a script from the network, its
 scripts must stay under a size budget, and the generated (notebook) pages must show code
 only behind a toggle and never the parameter cells (the provenance box says what ran).
 """
@@ -22,11 +23,13 @@ class PageReport:
     script_bytes: int
     visible_code_cells: int
     parameter_cells: int
+    has_math: bool = True
 
     def problems(self) -> list[str]:
         out = []
-        if self.mathjax_scripts != 1:
-            out.append(f"{self.mathjax_scripts} MathJax scripts (expected exactly 1)")
+        if self.mathjax_scripts > 1 or (self.has_math and self.mathjax_scripts != 1):
+            expected = "exactly 1 on a page with math" if self.has_math else "at most 1"
+            out.append(f"{self.mathjax_scripts} MathJax scripts (expected {expected})")
         if self.network_scripts:
             out.append(f"scripts from the network: {', '.join(self.network_scripts)}")
         if self.script_bytes > SCRIPT_BUDGET_BYTES:
@@ -54,8 +57,9 @@ def check_page(path: Path, root: Path) -> PageReport:
     visible = [c for c in cells if c.select_one("div.cell_input") is not None
                and not ({"tag_hide-input", "tag_remove-input"} & set(c.get("class", [])))]
     parameters = soup.select("div.tag_parameters, div.tag_injected-parameters")
+    has_math = soup.select_one(".math, span.math, div.math, mjx-container") is not None
     return PageReport(str(path.relative_to(root)), sum("mathjax" in s.lower() for s in sources), network, size,
-                      len(visible), len(parameters))
+                      len(visible), len(parameters), has_math)
 
 
 def check_book(html_root: Path) -> list[str]:

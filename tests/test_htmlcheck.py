@@ -30,11 +30,14 @@ def test_each_violation_is_reported(tmp_path):
                        '<script src="https://cdn.example/mathjax/es5/tex-mml.js"></script>')
     bad = bad.replace("tag_hide-input ", "").replace("</body>", '<div class="cell tag_parameters"></div></body>')
     problems = check_page(page(tmp_path, bad), tmp_path).problems()
-    assert "2 MathJax scripts (expected exactly 1)" in problems
+    assert "2 MathJax scripts (expected at most 1)" in problems
+    math_page = page(tmp_path, GOOD.replace('<script src="../../_static/../mathjax/tex-chtml.js"></script>', "")
+                     .replace("</body>", '<span class="math">x</span></body>'), "book/math.html")
+    assert "0 MathJax scripts (expected exactly 1 on a page with math)" in check_page(math_page, tmp_path).problems()
     assert any("scripts from the network: https://cdn.example" in p for p in problems)
     assert "1 code cell(s) shown without a toggle" in problems and "1 parameter cell(s) rendered" in problems
     (tmp_path / "huge.js").write_bytes(b"x" * (SCRIPT_BUDGET_BYTES + 1))
     heavy_html = GOOD.replace("../../_static/doctools.js", "../huge.js").replace("../../_static/../", "../")
     heavy = page(tmp_path, heavy_html, "book/heavy.html")
     assert any("MB of scripts" in p for p in check_page(heavy, tmp_path).problems())
-    assert len(check_book(tmp_path)) == len(problems) + 1
+    assert len(check_book(tmp_path)) == len(problems) + 2

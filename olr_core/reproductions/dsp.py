@@ -27,18 +27,22 @@ CODE_CHOICES = {
     "stop_rule": ("stop draw at every examined position (text: only after a click)", {}, "every_position"),
     "renormalize": ("projected DSP direction renormalised to unit length", {"dsp": {"dsp_renormalize": True}}, None),
 }
-CONFIGS = ("text", "code", *(f"text+{name}" for name in CODE_CHOICES))
+ADD_ONE = tuple(f"text+{name}" for name in CODE_CHOICES)      # the text with one of the code's choices
+DROP_ONE = tuple(f"code-{name}" for name in CODE_CHOICES)     # the code without one of its choices
+CONFIGS = ("text", "code", *ADD_ONE, *DROP_ONE)
 
 
 def config_choices(config: str) -> list[str]:
-    """The code choices a configuration applies: none for "text", all for "code", one for "text+NAME"."""
+    """The code choices a configuration applies: none for "text", all for "code", one for
+    "text+NAME", all but one for "code-NAME"."""
     if config == "text":
         return []
     if config == "code":
         return list(CODE_CHOICES)
-    name = config.removeprefix("text+")
-    if config.startswith("text+") and name in CODE_CHOICES:
-        return [name]
+    if config in ADD_ONE:
+        return [config.removeprefix("text+")]
+    if config in DROP_ONE:
+        return [name for name in CODE_CHOICES if name != config.removeprefix("code-")]
     raise ValueError(f"unknown DSP configuration {config!r}; valid: {', '.join(CONFIGS)}")
 
 
