@@ -115,11 +115,12 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_)
     merged["z"] = (merged["mean"] - merged["paper_mean"]) / merged["paper_sd"]
     inside = merged["z"].abs() <= k
     outside = merged[~inside]
-    worst = ", ".join(f"{'/'.join(str(r[c]) for c in keys)} {r['mean']:.3g} vs {r['paper_mean']:.3g}"
-                      f"±{r['paper_sd']:.2g}" for _, r in outside.iterrows())
+    listed = [f"{'/'.join(str(r[c]) for c in keys)} {r['mean']:.3g} vs {r['paper_mean']:.3g}±{r['paper_sd']:.2g}"
+              for _, r in outside.reindex(outside["z"].abs().sort_values(ascending=False).index).iterrows()]
+    worst = ", ".join(listed[:4]) + (f", and {len(listed) - 4} more" if len(listed) > 4 else "")
     ours_text = (f"{int(inside.sum())} of {len(merged)} cells within {k:g} paper s.d. "
                  f"(median |z| {merged['z'].abs().median():.2f}, mean z {merged['z'].mean():+.2f})")
-    reason = "every cell within range" if outside.empty else f"outside: {worst}"
+    reason = "every cell within range" if outside.empty else f"outside (largest |z| first): {worst}"
     return Outcome(ours_text, int(merged["count"].sum()),
                    _verdict(inside.all(), inside.mean() >= 0.5), reason)
 
