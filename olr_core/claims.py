@@ -201,15 +201,21 @@ def rule_best(frame, claim, target: str, **_) -> Outcome:
                    f"{target} has the highest mean in {sum(best_cells)} of {len(best_cells)} cells")
 
 
-def rule_worst(frame, claim, targets: list, **_) -> Outcome:
+def _cellwise(frame, claim, judge_cell, summary, column: str = "algorithm") -> Outcome:
+    """Apply ``judge_cell(means) -> (hit, text)`` to each cell's means (sorted, best first)."""
     hits, texts = [], []
-    for cell, _, means in _means(frame, claim):
-        hits.append(means.index[-1] in targets)
-        texts.append(f"{cell}: lowest {means.index[-1]}")
+    for cell, _, means in _means(frame, claim, column):
+        hit, text = judge_cell(means)
+        hits.append(hit)
+        texts.append(f"{cell}: {text}")
     if not hits:
         return Outcome("no runs", 0, "not testable here", "no runs")
-    return Outcome("; ".join(texts), len(frame), _verdict(all(hits), any(hits)),
-                   f"the lowest mean is one of {', '.join(targets)} in {sum(hits)} of {len(hits)} cells")
+    return Outcome("; ".join(texts), len(frame), _verdict(all(hits), any(hits)), summary(sum(hits), len(hits)))
+
+
+def rule_worst(frame, claim, targets: list, **_) -> Outcome:
+    return _cellwise(frame, claim, lambda m: (m.index[-1] in targets, f"lowest {m.index[-1]}"),
+                     lambda k, n: f"the lowest mean is one of {', '.join(targets)} in {k} of {n} cells")
 
 
 def rule_increasing(frame, claim, parameter: str, **_) -> Outcome:
@@ -244,14 +250,8 @@ def rule_flat(frame, claim, parameter: str, tolerance: float, relative: bool = F
 
 
 def rule_argmax_in(frame, claim, parameter: str, values: list, **_) -> Outcome:
-    hits, texts = [], []
-    for cell, _, means in _means(frame, claim, parameter):
-        hits.append(means.index[0] in values)
-        texts.append(f"{cell}: best {parameter}={means.index[0]}")
-    if not hits:
-        return Outcome("no runs", 0, "not testable here", "no runs")
-    return Outcome("; ".join(texts), len(frame), _verdict(all(hits), any(hits)),
-                   f"best {parameter} in {values} in {sum(hits)} of {len(hits)} cells")
+    return _cellwise(frame, claim, lambda m: (m.index[0] in values, f"best {parameter}={m.index[0]}"),
+                     lambda k, n: f"best {parameter} in {values} in {k} of {n} cells", parameter)
 
 
 def rule_below(frame, claim, threshold: float, **_) -> Outcome:
