@@ -217,9 +217,9 @@ def _student_config(root: Path) -> Path:
     """The book's configuration with every exercise solution left out (sphinx-exercise's hide_solutions)."""
     config = yaml.safe_load((root / "_config.yml").read_text())
     config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
-    path = root / "_build" / "student_config.yml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    path = root / "_config.student.yml"         # beside _config.yml: its relative paths resolve the same
+    path.write_text("# Written by 'olr book --edition student' from _config.yml; do not edit.\n"
+                    + yaml.safe_dump(config, sort_keys=False))
     return path
 
 
