@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from scipy import stats
 
+from ..claims import paired_test
 from ..experiments import expand_grid
 
 ALGORITHMS = ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"]
@@ -129,7 +129,7 @@ def comparison_table(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, sd, relative improvement of X-DSP over X and a paired t-test over (fold, seed).
 
     Pairs are the runs of X and X-DSP with the same data set, fold, click model and seed,
-    which share queries and users.
+    which share queries and users. No test (p = NaN) with fewer than 5 pairs.
     """
     keys = ["dataset", "click_model", "fold", "seed"]
     rows = []
@@ -144,8 +144,7 @@ def comparison_table(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
                 if algo.endswith("_dsp") and base in wide:
                     row["improvement_%"] = 100 * (wide[algo].mean() / wide[base].mean() - 1)
                     paired = wide[[base, algo]].dropna()
-                    row["p_value"] = (stats.ttest_rel(paired[algo], paired[base]).pvalue
-                                      if len(paired) > 1 and np.ptp(paired[algo] - paired[base]) > 0 else np.nan)
+                    row["p_value"] = paired_test(paired[algo], paired[base])     # NaN below 5 pairs
                 rows.append(row)
     return pd.DataFrame(rows)
 
