@@ -99,3 +99,31 @@ def test_make_ranker_rejects_unknown_names_and_parameters():
         make_ranker("pairrank_x")
     with pytest.raises(ValueError, match=r"offline_ranknet has no option learning_rate; its options: l2 \("):
         make_ranker("offline_ranknet", learning_rate=0.1)
+
+
+def test_offline_fits_are_computed_once_per_data_and_parameters():
+    from olr_core.rankers import offline
+
+    data = tiny_data(3, n_queries=12, n_features=4)
+    calls = []
+    original = offline.OfflineRankNet._fit
+
+    def counting(self, train):
+        calls.append(1)
+        return original(self, train)
+
+    offline._FITTED.clear()
+    offline.OfflineRankNet._fit = counting
+    try:
+        first, second, other = make_ranker("offline_ranknet"), make_ranker("offline_ranknet"), \
+            make_ranker("offline_ranknet", l2=0.1)
+        for r in (first, second, other):
+            r.start(data, np.random.default_rng(0))
+        first.w[:] = 99.0                               # callers get copies
+        fresh = make_ranker("offline_ranknet")
+        fresh.start(data, np.random.default_rng(1))
+    finally:
+        offline.OfflineRankNet._fit = original
+    assert len(calls) == 2                            # one per parameter setting
+    np.testing.assert_array_equal(second.w, fresh.w)
+    assert not np.allclose(fresh.w, 99.0)

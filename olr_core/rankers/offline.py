@@ -69,6 +69,23 @@ def delta_ndcg_weights(data: RankingData, w: np.ndarray, pi, pj) -> np.ndarray:
     return np.abs((gains[pi] - gains[pj]) * (disc[pi] - disc[pj])) / ideal_per_doc[pi]
 
 
+_FITTED: dict = {}   # (learner, its parameters, training data's content hash) -> weights, per process
+
+
+def fitted_once_with(params: dict, learner, train: RankingData, fit) -> np.ndarray:
+    """``fit()``'s weights, computed once per process for the same learner, parameters and data.
+
+    The offline fits are deterministic (no randomness enters them), and a grid runs them once
+    per seed and user; the cache returns a copy of the first fit's weights.
+    """
+    key = (type(learner).__name__, tuple(sorted(params.items())), train.fingerprint())
+    if key not in _FITTED:
+        if len(_FITTED) >= 16:
+            _FITTED.pop(next(iter(_FITTED)))
+        _FITTED[key] = fit()
+    return _FITTED[key].copy()
+
+
 class OfflineRankNet(LinearRanker):
     """Linear RankNet fitted once on all training labels (an offline upper bound)."""
 
@@ -78,9 +95,13 @@ class OfflineRankNet(LinearRanker):
         self.l2, self.maxiter = float(l2), int(maxiter)
 
     def start(self, train: RankingData, rng) -> None:
+        params = dict(vars(self))
         super().start(train, rng)
+        self.w = fitted_once_with(params, self, train, lambda: self._fit(train))
+
+    def _fit(self, train: RankingData) -> np.ndarray:
         pi, pj = labelled_pairs(train)
-        self.w = fit_pairwise_logistic(train.features, pi, pj, l2=self.l2, maxiter=self.maxiter)
+        return fit_pairwise_logistic(train.features, pi, pj, l2=self.l2, maxiter=self.maxiter)
 
 
 class OfflineLambdaRank(LinearRanker):
@@ -92,11 +113,15 @@ class OfflineLambdaRank(LinearRanker):
         self.l2, self.maxiter, self.rounds = float(l2), int(maxiter), int(reweighting_rounds)
 
     def start(self, train: RankingData, rng) -> None:
+        params = dict(vars(self))
         super().start(train, rng)
+        self.w = fitted_once_with(params, self, train, lambda: self._fit(train))
+
+    def _fit(self, train: RankingData) -> np.ndarray:
         pi, pj = labelled_pairs(train)
         w = fit_pairwise_logistic(train.features, pi, pj, l2=self.l2, maxiter=self.maxiter)
         for _ in range(self.rounds):
             weights = delta_ndcg_weights(train, w, pi, pj)
             weights *= len(weights) / max(weights.sum(), 1e-12)
             w = fit_pairwise_logistic(train.features, pi, pj, weights, self.l2, w, self.maxiter)
-        self.w = w
+        return w
