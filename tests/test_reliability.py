@@ -326,9 +326,9 @@ def test_grid_workers_exit_when_the_parent_is_killed(tmp_path):
     env = {**os.environ, "OLR_RESULTS_DIR": str(tmp_path / "r")}
     parent = subprocess.Popen([sys.executable, "-m", "olr_core.cli", "grid", str(grid), "--jobs", "2"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children = []
     try:
         deadline = time.time() + 60
-        children = []
         while time.time() < deadline and len(children) < 2:
             time.sleep(0.5)
             children = [c for c in psutil.Process(parent.pid).children(recursive=True) if "python" in c.name()]
@@ -337,9 +337,12 @@ def test_grid_workers_exit_when_the_parent_is_killed(tmp_path):
         parent.wait()
         gone, alive = psutil.wait_procs(children, timeout=15)
         assert not alive, f"workers still alive 15 s after the parent died: {[p.pid for p in alive]}"
-    finally:
-        for child in psutil.Process().children(recursive=True):
-            child.kill()
+    finally:                                            # only the grid's own processes, never pytest's
+        for process in [*children, parent]:
+            try:
+                psutil.Process(process.pid).kill()
+            except psutil.NoSuchProcess:
+                pass
 
 
 def test_store_keys_skip_the_quarantine(tmp_path):
