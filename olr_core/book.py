@@ -21,7 +21,6 @@ from pathlib import Path
 import yaml
 
 from . import __version__
-from .params import yaml_load
 
 PROFILES = ("quick", "paper")
 
@@ -115,17 +114,6 @@ def check_overrides(root: Path, entry: dict, overrides: dict) -> dict:
     return dict(overrides)
 
 
-def parse_overrides(pairs: list[str] | None) -> dict:
-    """``-p key=value`` options; values are YAML scalars or lists (``-p datasets='[mq2008]'``)."""
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"-p expects key=value, got {pair!r}")
-        out[key.strip()] = yaml_load(value)
-    return out
-
-
 def regenerate_command(page: str, profile: str, overrides: dict, data_dir: str | None) -> str:
     """The command line that re-executes ``page`` with these settings."""
     parts = ["olr", "book", "--profile", profile, "--only", page]
@@ -213,6 +201,15 @@ def list_pages(root: Path | None = None) -> str:
 EDITIONS = ("instructor", "student")
 
 
+def _book_environment(data_dir) -> Path:
+    """The book's root; its kernels share the book's results store and see ``data_dir``."""
+    root = project_root()
+    os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
+    if data_dir is not None:
+        os.environ["OLR_DATA_DIR"] = str(data_dir)
+    return root
+
+
 def _student_config(root: Path) -> Path:
     """The book's configuration with every exercise solution left out (sphinx-exercise's hide_solutions)."""
     config = yaml.safe_load((root / "_config.yml").read_text())
@@ -233,10 +230,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
     """
     if edition not in EDITIONS:
         raise ValueError(f"unknown edition {edition!r}; valid: {', '.join(EDITIONS)}")
-    root = project_root()
-    os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
-    if data_dir is not None:
-        os.environ["OLR_DATA_DIR"] = str(data_dir)
+    root = _book_environment(data_dir)
     entries = select_entries(load_manifest(root), only)
     if edition == "student" and not only:
         entries = [e for e in entries if not (root / "book" / "generated" / e["notebook"]).exists()]
@@ -274,10 +268,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
 def standalone_notebook(name: str, output, profile: str = "quick", overrides: dict | None = None,
                         data_dir: str | None = None) -> Path:
     """Execute one page as a standalone notebook at ``output`` (same checks, same results store)."""
-    root = project_root()
-    os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
-    if data_dir is not None:
-        os.environ["OLR_DATA_DIR"] = str(data_dir)
+    root = _book_environment(data_dir)
     entries = select_entries(load_manifest(root), name)
     if len(entries) != 1:
         raise ValueError(f"{name!r} matches {len(entries)} pages ({', '.join(e['notebook'] for e in entries)}); "

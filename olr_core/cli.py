@@ -8,17 +8,7 @@ import math
 import sys
 import warnings
 
-from .params import yaml_load
-
-
-def _parse_sets(pairs: list[str]) -> dict:
-    params = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--set expects key=value, got {pair!r}")
-        params[key] = yaml_load(value)
-    return params
+from .params import parse_assignments
 
 
 def _json_safe(value):
@@ -86,7 +76,7 @@ def cmd_run(args) -> int:
     from .experiments import ResultStore, RunSpec, execute, spec_key
 
     spec = RunSpec(args.algorithm, args.dataset, args.fold, args.click_model, args.rounds, args.seed,
-                   _parse_sets(args.set), args.stop_rule, args.eval_every, reference=args.reference)
+                   parse_assignments(args.set, "--set"), args.stop_rule, args.eval_every, reference=args.reference)
     store = ResultStore(args.results)
     key = spec_key(spec, args.data_dir)
     if not args.no_store and store.verified(key):
@@ -118,9 +108,10 @@ def cmd_grid(args) -> int:
 
 
 def cmd_claims(args) -> int:
+    from .experiments import ResultStore
     from .reproductions.verdicts import claim_records
 
-    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, _store(args.results))
+    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results))
     if args.json:
         print_json(records)
         return 0
@@ -130,12 +121,6 @@ def cmd_claims(args) -> int:
         print(f"{'':20}ours:  {r['ours']}  [{r['setup']}]")
         print(f"{'':20}rule:  {r['rule']}: {r['reason']}")
     return 0
-
-
-def _store(results):
-    from .experiments import ResultStore
-
-    return ResultStore(results)
 
 
 def cmd_store(args) -> int:
@@ -149,19 +134,20 @@ def cmd_store(args) -> int:
 
 
 def cmd_book(args) -> int:
-    from .book import build_book, list_pages, parse_overrides
+    from .book import build_book, list_pages
 
     if args.list:
         print(list_pages())
         return 0
     return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                      overrides=parse_overrides(args.param), data_dir=args.data_dir, edition=args.edition)
+                      overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition)
 
 
 def cmd_notebook(args) -> int:
-    from .book import parse_overrides, standalone_notebook
+    from .book import standalone_notebook
 
-    path = standalone_notebook(args.name, args.output, args.profile, parse_overrides(args.param), args.data_dir)
+    path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
+                               args.data_dir)
     print(path)
     return 0
 

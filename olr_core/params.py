@@ -9,6 +9,7 @@ message names the option, the value given and what is valid.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -107,6 +108,7 @@ def check_all(declared: dict[str, Param], given: dict, owner: str) -> dict:
     return {k: declared[k].check(k, v, owner) for k, v in given.items()}
 
 
+@functools.lru_cache(maxsize=1)
 def _yaml_loader():
     """A safe YAML loader that also reads ``1e-3`` and ``1E+5`` as numbers (YAML 1.2 floats)."""
     import re
@@ -121,6 +123,17 @@ def _yaml_loader():
         re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
         list("-+0123456789"))
     return Loader
+
+
+def parse_assignments(pairs, option: str) -> dict:
+    """``key=value`` command-line options (``--set``, ``-p``) with YAML values (``-p datasets='[mq2008]'``)."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"{option} expects key=value, got {pair!r}")
+        out[key.strip()] = yaml_load(value)
+    return out
 
 
 def yaml_load(text: str):

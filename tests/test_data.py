@@ -60,6 +60,10 @@ def test_variant_without_qid_uses_query_file(tmp_path):
     ("1 qid:1 9:0.5", "line 2: feature id 9 exceeds the declared 5 features"),
     ("1 qid:1 0.5", "line 2: token '0.5' is not"),
     ("1.5 qid:1 1:0.5", "line 2: relevance label '1.5' is not a non-negative integer"),
+    ("1 qid:1 1:0.5 1:0.7", "line 2: feature id 1 appears twice"),
+    ("1 qid: 1:0.5", "line 2: empty query id"),
+    ("inf qid:1 1:0.5", "line 2: relevance label 'inf'"),
+    ("nan qid:1 1:0.5", "line 2: relevance label 'nan'"),
 ])
 def test_malformed_lines_name_file_line_and_fix(tmp_path, line, message):
     path = tmp_path / "bad.txt"

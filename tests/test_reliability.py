@@ -72,7 +72,7 @@ def test_out_of_range_parameters_are_refused_naming_the_option(algorithm, option
 def test_cli_refuses_bad_parameters_and_stores_nothing(capsys, tmp_path, argv, named):
     err = one_line_error(capsys, [*argv, "--results", str(tmp_path / "r")])
     assert named in err
-    assert not list((tmp_path / "r").glob("*/*.npz")) if (tmp_path / "r").exists() else True
+    assert not list((tmp_path / "r").glob("*/*.npz"))
 
 
 def test_numbers_in_exponent_form_are_numbers(capsys):
@@ -202,19 +202,6 @@ def test_non_utf8_bytes_in_a_comment_are_ignored_and_elsewhere_named(tmp_path):
     assert read_letor(path, use_cache=False).n_docs == 2
     path.write_bytes(b"1 qid:1 1:0.5\n0 qid:1 1:0.1 caf\xe9\n")
     with pytest.raises(DataFormatError, match="line 2: bytes that are not UTF-8"):
-        read_letor(path, use_cache=False)
-
-
-@pytest.mark.parametrize("line, message", [
-    ("1 qid:1 1:0.5 1:0.7", "line 2: feature id 1 appears twice"),
-    ("1 qid: 1:0.5", "line 2: empty query id"),
-    ("inf qid:1 1:0.5", "line 2: relevance label 'inf'"),
-    ("nan qid:1 1:0.5", "line 2: relevance label 'nan'"),
-])
-def test_malformed_lines(tmp_path, line, message):
-    path = tmp_path / "d.txt"
-    path.write_text("0 qid:1 1:0.1\n" + line + "\n")
-    with pytest.raises(DataFormatError, match=message):
         read_letor(path, use_cache=False)
 
 

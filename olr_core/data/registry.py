@@ -253,17 +253,25 @@ def describe(data: RankingData) -> dict:
     }
 
 
+def find_datasets(names, data_dir=None) -> tuple[list[str], dict[str, str]]:
+    """The data sets of ``names`` this machine has (synthetic ones always), and why each other one is missing."""
+    found, missing = [], {}
+    for name in names:
+        try:
+            load_fold(name, 1, data_dir)
+            found.append(name)
+        except DataNotFoundError as err:
+            missing[name] = str(err)
+    return found, missing
+
+
 def available(synthetic, real, data_dir=None, verbose: bool = False) -> list[str]:
     """The synthetic data sets plus those real ones found in the data directory (``verbose``: name the others).
 
     The book names the data sets a build had once, on its verdicts page.
     """
-    names = list(synthetic)
-    for name in real:
-        try:
-            load_fold(name, 1, data_dir)
-            names.append(name)
-        except DataNotFoundError as err:
-            if verbose:
-                print(f"skipping {name}: {err}")
-    return names
+    found, missing = find_datasets(real, data_dir)
+    if verbose:
+        for name, reason in missing.items():
+            print(f"skipping {name}: {reason}")
+    return list(synthetic) + found

@@ -72,13 +72,15 @@ def delta_ndcg_weights(data: RankingData, w: np.ndarray, pi, pj) -> np.ndarray:
 _FITTED: dict = {}   # (learner, its parameters, training data's content hash) -> weights, per process
 
 
-def fitted_once_with(params: dict, learner, train: RankingData, fit) -> np.ndarray:
-    """``fit()``'s weights, computed once per process for the same learner, parameters and data.
+def fitted_once(learner, train: RankingData, fit) -> np.ndarray:
+    """``fit()``'s weights, computed once per process for the same learner, settings and data.
 
     The offline fits are deterministic (no randomness enters them), and a grid runs them once
-    per seed and user; the cache returns a copy of the first fit's weights.
+    per seed and user; the cache returns a copy of the first fit's weights. The key holds the
+    learner's scalar settings (its parameters; the rest derive from the data).
     """
-    key = (type(learner).__name__, tuple(sorted(params.items())), train.fingerprint())
+    settings = tuple(sorted((k, v) for k, v in vars(learner).items() if isinstance(v, (int, float, str))))
+    key = (type(learner).__name__, settings, train.fingerprint())
     if key not in _FITTED:
         if len(_FITTED) >= 16:
             _FITTED.pop(next(iter(_FITTED)))
@@ -95,9 +97,8 @@ class OfflineRankNet(LinearRanker):
         self.l2, self.maxiter = float(l2), int(maxiter)
 
     def start(self, train: RankingData, rng) -> None:
-        params = dict(vars(self))
         super().start(train, rng)
-        self.w = fitted_once_with(params, self, train, lambda: self._fit(train))
+        self.w = fitted_once(self, train, lambda: self._fit(train))
 
     def _fit(self, train: RankingData) -> np.ndarray:
         pi, pj = labelled_pairs(train)
@@ -113,9 +114,8 @@ class OfflineLambdaRank(LinearRanker):
         self.l2, self.maxiter, self.rounds = float(l2), int(maxiter), int(reweighting_rounds)
 
     def start(self, train: RankingData, rng) -> None:
-        params = dict(vars(self))
         super().start(train, rng)
-        self.w = fitted_once_with(params, self, train, lambda: self._fit(train))
+        self.w = fitted_once(self, train, lambda: self._fit(train))
 
     def _fit(self, train: RankingData) -> np.ndarray:
         pi, pj = labelled_pairs(train)

@@ -46,10 +46,6 @@ def _paper_gain(metric: str, treatment: str, control: str, dataset: str = "mq200
     return f"{dataset}: " + " / ".join(f"{g:+.1f}%" for g in gains) + " (perfect / navigational / informational)"
 
 
-def _cells(metric: str) -> pd.DataFrame:
-    return dsp.paper_frame(metric)
-
-
 ONLINE, OFFLINE = "cumulative_online_ndcg10", "final_offline_ndcg10"
 MQ = {"dataset": "mq2008"}
 BOTH = ("text", "code")
@@ -138,6 +134,6 @@ def decorate(name: str, specs, frame: pd.DataFrame) -> pd.DataFrame:
 def paper_cells(claim: Claim) -> dict:
     """Extra arguments of a claim's rule that come from the paper's numbers."""
     if claim.rule == "within_sd":
-        return {"paper_cells": _cells("online" if claim.metric == ONLINE else "offline")}
+        return {"paper_cells": dsp.paper_frame("online" if claim.metric == ONLINE else "offline")}
     return {}
 

@@ -6,27 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import judge
-from ..data.registry import DataNotFoundError, get_spec, load_fold
+from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
 from . import dsp_claims, pairrank_claims
 
 PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims}
 PROFILES = ("tiny", "quick", "paper")      # tiny: a smoke test of the machinery in seconds
-
-
-def available_datasets(names, data_dir=None) -> tuple[list[str], dict[str, str]]:
-    """The data sets of ``names`` this build has, and why each missing one is missing."""
-    found, missing = [], {}
-    for name in names:
-        if get_spec(name).synthetic:
-            found.append(name)
-            continue
-        try:
-            load_fold(name, 1, data_dir)
-            found.append(name)
-        except DataNotFoundError:
-            missing[name] = f"{name} is not in this build's data directory (--data-dir / OLR_DATA_DIR)"
-    return found, missing
 
 
 def _modules(paper: str | None):
@@ -43,7 +28,7 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     store = store or ResultStore()
-    datasets, missing = available_datasets(module.MAIN_DATASETS, data_dir)
+    datasets, missing = find_datasets(module.MAIN_DATASETS, data_dir)
     frames = {}
     for config in module.CONFIGS:
         grids = module.experiments(profile, config, datasets)
