@@ -121,9 +121,17 @@ def _check(rounds, eval_every, cutoff, ranker, user):
     if getattr(user, "cutoff", cutoff) < cutoff:
         raise ValueError(f"the user model examines at most {user.cutoff} positions but the loop shows {cutoff}; "
                          f"build the user with cutoff={cutoff} (make_user(..., cutoff={cutoff}))")
-    if getattr(ranker, "feedback_kind", "clicks") != getattr(user, "feedback_kind", "clicks"):
+    wanted = getattr(ranker, "feedback_kind", "clicks")
+    if wanted not in ("any", getattr(user, "feedback_kind", "clicks")):
         raise ValueError(f"{type(ranker).__name__} learns from {ranker.feedback_kind!r} feedback but the user "
                          f"model gives {user.feedback_kind!r}; pick a matching user model")
+    depth = getattr(ranker, "feedback_depth", None)
+    if depth is not None and depth > getattr(user, "k", depth):
+        raise ValueError(f"{type(ranker).__name__} reads the grades of the top {depth} documents but the user model "
+                         f"{user.name} reveals {user.k}; use click model top{depth}")
+    if depth is not None and depth > cutoff:
+        raise ValueError(f"{type(ranker).__name__}: k={depth} is larger than the {cutoff} documents shown; "
+                         f"use k <= {cutoff}")
 
 
 def _record(table: dict, key: str, t, value, length: int):
@@ -134,7 +142,7 @@ def _record(table: dict, key: str, t, value, length: int):
 
 def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int = 10, cutoff: int = 10,
                reference_weights: np.ndarray | None = None, progress=None, eval_split: str = "test",
-               compiled: bool = True) -> RunTrace:
+               compiled: bool = True, audit: bool = False) -> RunTrace:
     """Run ``ranker`` for ``rounds`` rounds on ``fold.train`` against ``user``; evaluate on ``fold.test``
     (or ``fold.vali`` with ``eval_split="vali"``, for tuning).
 
@@ -144,19 +152,21 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     latter; the two give identical traces). ``reference_weights`` (e.g. the offline
     LambdaRank w*) adds the cosine similarity of the ranker's weights to it at every
     evaluation. ``progress`` is an optional callable receiving the number of finished rounds
-    after each block.
+    after each block. ``audit=True`` records, every round, what ``display.info.audit(grades)``
+    returns for the query's full grades (e.g. the surrogate loss of the played scores, for
+    regret measurements); it is the experimenter's instrument, never shown to the ranker.
 
     Runs under the book's BLAS thread policy (:mod:`olr_core.threads`). A model whose scores
     become non-finite stops the run with a :class:`NonFiniteModelError`.
     """
     with blas_threads():
         return _run_online(ranker, fold, user, rounds, seed, eval_every, cutoff, reference_weights, progress,
-                           eval_split, compiled)
+                           eval_split, compiled and not audit, audit)
 
 
 def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int = 10, cutoff: int = 10,
                 reference_weights: np.ndarray | None = None, progress=None, eval_split: str = "test",
-                compiled: bool = True) -> RunTrace:
+                compiled: bool = True, audit: bool = False) -> RunTrace:
     """The body of :func:`run_online` (called with the thread policy in force)."""
     _check(rounds, eval_every, cutoff, ranker, user)
     if eval_split not in ("test", "vali"):
@@ -172,7 +182,7 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
     started = time.perf_counter()
     ranker.start(train, streams["ranker"])
     offer = getattr(ranker, "compiled_rounds", None) if compiled else None
-    player = (offer(user, train, cutoff) if offer is not None else None) or ProtocolRounds(ranker, user, train)
+    player = (offer(user, train, cutoff) if offer is not None else None) or ProtocolRounds(ranker, user, train, audit)
 
     def evaluate(t):
         e = len(eval_rounds)
@@ -213,8 +223,8 @@ class ProtocolRounds:
     """Plays rounds one by one through the protocol: ``rank``, the user's feedback on the top
     of the list, ``learn`` (the player of every ranker without a compiled one)."""
 
-    def __init__(self, ranker, user, train: RankingData):
-        self.ranker, self.user = ranker, user
+    def __init__(self, ranker, user, train: RankingData, audit: bool = False):
+        self.ranker, self.user, self.audit = ranker, user, audit
         self.queries = [train.query(q) for q in range(train.n_queries)]   # views, built once
 
     def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
@@ -227,10 +237,17 @@ class ProtocolRounds:
             shown = display.ranking[:cutoff]
             shown_out[i, : len(shown)] = shown
             info = self.ranker.learn(query, display, self.user(query, shown, user_rng))
-            for source in (display.stats, info):
+            audited = self._audit(query, display) if self.audit else None
+            for source in (display.stats, info, audited):
                 for key, value in (source or {}).items():
                     _record(stats, key, i, value, len(queries))
         return stats
+
+    def _audit(self, query, display) -> dict:
+        if not hasattr(display.info, "audit"):
+            raise ValueError(f"{type(self.ranker).__name__} reports no played scores to audit; audit=True needs a "
+                             "ranker whose display carries them (the top-k learners, online ListNet)")
+        return display.info.audit(query.labels)
 
 
 def online_metrics(data: RankingData, queries: np.ndarray, shown: np.ndarray, chunk: int = 8192):

@@ -10,6 +10,7 @@ meet the same users (common random numbers).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,7 @@ CASCADE_PRESETS = {
     },
 }
 STOP_RULES = ("after_click", "every_position")
-FEEDBACK_KINDS = ("clicks", "topk_labels", "choice")
+FEEDBACK_KINDS = ("clicks", "topk_labels", "all_labels", "choice")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,13 @@ class Clicks:
 @dataclass(frozen=True)
 class TopKLabels:
     """Explicit relevance labels of the top ``k`` shown documents (RTop-kF feedback)."""
+
+    labels: np.ndarray
+
+
+@dataclass(frozen=True)
+class AllLabels:
+    """The true grades of every document of the query, in document order (full-information feedback)."""
 
     labels: np.ndarray
 
@@ -144,14 +152,36 @@ class PositionBasedClickModel:
 
 @dataclass(frozen=True)
 class TopKRelevanceUser:
-    """Reveals the true grades of the top ``k`` shown documents (feedback at the top)."""
+    """Reveals the true grades of the top ``k`` shown documents and nothing else (feedback at the top).
 
-    name: str = "topk"
+    Built as ``make_user("top<k>")``, e.g. ``top1``, ``top2``. A list shorter than ``k``
+    reveals all of its grades.
+    """
+
     k: int = 1
     feedback_kind = "topk_labels"
 
+    def __post_init__(self):
+        if not isinstance(self.k, (int, np.integer)) or self.k < 1:
+            raise ValueError(f"top-k user: k must be an integer >= 1, got {self.k!r}; use click model top1, top2, ...")
+
+    @property
+    def name(self) -> str:
+        return f"top{self.k}"
+
     def __call__(self, query, shown, rng) -> TopKLabels:
-        return TopKLabels(query.labels[shown[: self.k]])
+        return TopKLabels(query.labels[shown[: self.k]].copy())
+
+
+@dataclass(frozen=True)
+class AllLabelsUser:
+    """Reveals the grades of all the query's documents, shown or not (full-information baselines)."""
+
+    name: str = "full"
+    feedback_kind = "all_labels"
+
+    def __call__(self, query, shown, rng) -> AllLabels:
+        return AllLabels(query.labels.copy())
 
 
 @dataclass(frozen=True)
@@ -193,6 +223,24 @@ class LogisticClickUser:
 
 
 CLICK_MODELS = ("perfect", "navigational", "informational", "pbm")
+LABEL_USERS = ("top<k>", "full", "choice")      # explicit-feedback users (top1, top2, ...: grades of the top k)
+
+
+def top_k_of(name: str) -> int | None:
+    """k for a user name ``top<k>`` (``top1``, ``top2``, ...), else None."""
+    match = re.fullmatch(r"top([0-9]+)", str(name))
+    return int(match.group(1)) if match else None
+
+
+def check_user_name(name: str, cutoff: int = 10) -> str:
+    """``name`` if :func:`make_user` can build it for lists of ``cutoff`` shown documents, else a one-line error."""
+    k = top_k_of(name)
+    if k is None and name not in CLICK_MODELS + ("full", "choice"):
+        raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}")
+    if k is not None and not 1 <= k <= cutoff:
+        raise ValueError(f"user {name} reveals the top {k} documents; k must be between 1 and the {cutoff} shown "
+                         f"(top1 ... top{cutoff})")
+    return name
 
 
 def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
@@ -211,11 +259,13 @@ def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff:
         click = CASCADE_PRESETS[4 if max_grade >= 3 else 2]["informational"][0]
         return PositionBasedClickModel(name, tuple(params.get("click_prob", click)), float(params.get("eta", 1.0)),
                                        cutoff)
-    if name == "topk":
-        return TopKRelevanceUser(k=int(params.get("k", 1)))
+    if top_k_of(name) is not None:
+        return TopKRelevanceUser(k=top_k_of(check_user_name(name, cutoff)))
+    if name == "full":
+        return AllLabelsUser()
     if name == "choice":
         return ChoiceUser()
-    raise ValueError(f"unknown click model {name!r}; valid: {', '.join(CLICK_MODELS + ('topk', 'choice'))}")
+    raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}")
 
 
 def click_through_table(user, data, sessions: int, seed: int = 0, cutoff: int = 10):

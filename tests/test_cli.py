@@ -23,7 +23,7 @@ def test_run_twice_reads_the_store(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "-a", "nope"], "unknown algorithm 'nope'; valid:"),
-    (["run", "-a", "random", "-c", "lazy"], "unknown click model 'lazy'"),
+    (["run", "-a", "random", "-c", "lazy"], "unknown user model 'lazy'"),
     (["run", "-a", "random", "-T", "-1"], "option rounds=-1 is invalid"),
     (["run", "-a", "random", "-d", "mq2099"], "unknown data set 'mq2099'"),
     (["run", "-a", "random", "--set", "x"], "--set expects key=value"),

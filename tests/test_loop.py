@@ -100,7 +100,7 @@ def test_zero_rounds_evaluates_the_initial_ranker(fold):
 
 def test_feedback_kind_mismatch_is_an_error(fold):
     with pytest.raises(ValueError, match="learns from 'clicks' feedback"):
-        run_online(make_ranker("random"), fold, TopKRelevanceUser(), 5, seed=0)
+        run_online(make_ranker("dbgd"), fold, TopKRelevanceUser(), 5, seed=0)
 
 
 def test_a_user_that_sees_fewer_positions_than_shown_is_an_error(fold):

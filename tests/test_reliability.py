@@ -100,7 +100,7 @@ def test_diverging_weights_stop_the_run_naming_algorithm_and_round(tmp_path):
     ("algorithms: []\n", "algorithms"),
     ("algorithms: [random]\nseeds: -2\n", "seeds"),
     ("algorithms: [random]\nfolds: [1, 9]\n", "fold"),
-    ("algorithms: [random]\nclick_models: [lazy]\n", "click model"),
+    ("algorithms: [random]\nclick_models: [lazy]\n", "user model"),
     ("algorithms: [random]\neval_every: 0\n", "eval_every"),
     ("algorithms: [random]\nstop_rule: sometimes\n", "stop_rule"),
     ("algorithms: [random]\nseed: 3\n", "seed"),

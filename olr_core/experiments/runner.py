@@ -38,7 +38,7 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None) -> RunTra
     ref = reference_weights(spec.reference, spec.dataset, spec.fold, data_dir) if spec.reference else None
     try:
         return run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref,
-                          progress, spec.eval_split)
+                          progress, spec.eval_split, audit=spec.audit)
     except NonFiniteModelError as err:
         raise NonFiniteModelError(f"{spec.label()} on {spec.dataset} fold {spec.fold}, seed {spec.seed}: "
                                   f"{err.args[0].partition(': ')[2]}") from None

@@ -13,9 +13,9 @@ import yaml
 
 from .. import __version__
 from ..data.registry import get_spec
-from ..params import Param, ParameterError, at_least, choice, yaml_load
+from ..params import FLAG, Param, ParameterError, at_least, choice, yaml_load
 from ..rankers import ALGORITHMS, check_parameters
-from ..users import CLICK_MODELS, STOP_RULES
+from ..users import STOP_RULES, check_user_name
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
                      "quarantine.py"}
@@ -53,12 +53,12 @@ class RunSpec:
     cutoff: int = 10
     reference: str | None = None   # an offline algorithm whose weights give the cosine similarity
     eval_split: str = "test"       # "vali" for hyper-parameter tuning
+    audit: bool = False            # record each round's surrogate losses against the full grades (regret checks)
 
     def __post_init__(self):
         """Every field checked (and integers normalised) before a run can start."""
         spec = get_spec(self.dataset)                  # raises on an unknown data set
-        if self.click_model not in CLICK_MODELS + ("topk", "choice"):
-            raise ValueError(f"unknown click model {self.click_model!r}; valid: {', '.join(CLICK_MODELS)}")
+        check_user_name(self.click_model, self.cutoff if isinstance(self.cutoff, int) else 10)
         if not isinstance(self.params, dict):
             raise ParameterError(f"params of {self.algorithm} must be a mapping of option: value, got {self.params!r}")
         checked = check_parameters(self.algorithm, self.params)   # raises on an unknown algorithm or option
@@ -68,7 +68,10 @@ class RunSpec:
         object.__setattr__(self, "params", dict(sorted(checked.items())))
 
     def canonical(self) -> dict:
-        return {**asdict(self), "version": __version__, "code": code_fingerprint()}
+        fields = asdict(self)
+        if not fields["audit"]:
+            del fields["audit"]            # (keys of runs without an audit stay what they were)
+        return {**fields, "version": __version__, "code": code_fingerprint()}
 
     def key(self, data_fingerprint: str = "") -> str:
         """Content address: a hash of the canonical parameters, seed, version and data."""
@@ -83,10 +86,10 @@ class RunSpec:
 SPEC_FIELDS = {
     "rounds": at_least(0), "seed": at_least(0), "stop_rule": choice(*STOP_RULES), "eval_every": at_least(1),
     "cutoff": at_least(1), "reference": Param("str", choices=tuple(ALGORITHMS), optional=True),
-    "eval_split": choice("test", "vali"),
+    "eval_split": choice("test", "vali"), "audit": FLAG,
 }
 GRID_KEYS = {"name", "algorithms", "datasets", "folds", "click_models", "seeds", "rounds", "stop_rule",
-             "eval_every", "cutoff", "reference", "eval_split"}
+             "eval_every", "cutoff", "reference", "eval_split", "audit"}
 ALGORITHM_ENTRY_KEYS = ("name", "params")
 
 
@@ -140,7 +143,7 @@ def expand_grid(grid: dict) -> list[RunSpec]:
         raise ParameterError("a grid needs 'algorithms' (a list of algorithm names)")
     algos = _grid_algorithms(grid["algorithms"])
     seeds = _grid_seeds(grid.get("seeds", 1))
-    common = {k: grid[k] for k in ("rounds", "stop_rule", "eval_every", "cutoff", "reference", "eval_split")
+    common = {k: grid[k] for k in ("rounds", "stop_rule", "eval_every", "cutoff", "reference", "eval_split", "audit")
               if k in grid}
     runs = []
     for algo, dataset, fold, click, seed in itertools.product(

@@ -16,6 +16,7 @@ from .dueling import DBGD, MGD, NSGD
 from .offline import OfflineLambdaRank, OfflineRankNet
 from .pairwise import EpsilonGreedyRankNet, PairRank, SGDRankNet
 from .pdgd import PDGD
+from .topk import ListNetFull, RTopKF
 
 ALGORITHMS: dict[str, type] = {
     "random": RandomRanker,
@@ -33,6 +34,11 @@ ALGORITHMS: dict[str, type] = {
     "pairrank_c": functools.partial(PairRank, variant="C"),
     "epsilon_greedy": EpsilonGreedyRankNet,
     "sgd_ranknet": SGDRankNet,
+    "topk_squared": functools.partial(RTopKF, surrogate="squared"),
+    "topk_kl": functools.partial(RTopKF, surrogate="kl"),
+    "topk_ranksvm": functools.partial(RTopKF, surrogate="ranksvm"),
+    "topk_smoothdcg": functools.partial(RTopKF, surrogate="smoothdcg"),
+    "listnet_full": ListNetFull,
 }
 
 

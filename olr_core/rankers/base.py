@@ -9,7 +9,9 @@ A round of the online loop (:func:`olr_core.loop.run_online`) is::
 and offline evaluation ranks test documents by ``ranker.score(docs)``. Honest rankers
 read only ``docs.features``; the oracle, an upper bound, also reads ``docs.labels``.
 ``feedback_kind`` says which user feedback a ranker learns from: ``"clicks"``,
-``"topk_labels"`` or ``"choice"`` (see :mod:`olr_core.users`).
+``"topk_labels"``, ``"all_labels"`` or ``"choice"`` (see :mod:`olr_core.users`), or
+``"any"`` for a ranker that ignores feedback. A ranker that reads the grades of the top k
+shown documents says so with ``feedback_depth = k``; the loop refuses a user who reveals fewer.
 
 Optionally, a ranker may offer ``compiled_rounds(user, train, cutoff)``: an object whose
 ``play(queries, user_rng, shown_out)`` plays a block of rounds in compiled code and

@@ -9,7 +9,12 @@ from .base import BaseRanker, Display
 
 
 class RandomRanker(BaseRanker):
-    """Shows a uniformly random permutation every round; learns nothing (the lower bound)."""
+    """Shows a uniformly random permutation every round; learns nothing (the lower bound).
+
+    It ignores feedback, so it runs against any user model (``feedback_kind = "any"``).
+    """
+
+    feedback_kind = "any"
 
     def rank(self, query: Query) -> Display:
         return Display(self.rng.permutation(query.n_docs))

@@ -1,0 +1,323 @@
+"""Learning to rank from the grades of the top k documents only (Chaudhuri and Tewari, AISTATS 2016).
+
+:class:`RTopKF` is the paper's Algorithm 1: a linear scorer w, a list that is the model's
+ranking with probability 1 - gamma_t and a uniformly random permutation otherwise (line 5-6),
+the grades of the top k shown documents as the only feedback (line 7), an unbiased estimate
+of the surrogate's gradient built from them (line 9), a gradient step and a projection onto
+the ball ||w|| <= U (lines 10-11). :class:`ListNetFull` is the full-information baseline: online
+ListNet that sees every grade of the list each round.
+
+The estimators (Section 4 of the paper, written once for any k):
+
+- a surrogate whose gradient in the scores s is ``known(s) + sum_j h_j(s, R_j)`` (one grade per
+  term: squared, KL, SmoothDCG) is estimated by ``known(s) + sum_{j in top k} h_j(s, R_j) / pi_j``
+  with ``pi_j = P(j among the top k shown)``;
+- a surrogate whose gradient is ``sum_{a != b} h_ab(s, R_a, R_b)`` (RankSVM) is estimated by
+  ``sum_{{a,b} in top k} (h_ab + h_ba) / pi_ab`` with ``pi_ab = P(a and b both among the top k)``.
+
+Under the exploration policy ``P_t(sigma) = (1 - gamma) 1[sigma = sigma_t] + gamma / m!``,
+``pi_j = (1 - gamma) 1[j in sigma_t's top k] + gamma k / m`` and ``pi_ab = (1 - gamma)
+1[a, b in sigma_t's top k] + gamma k (k - 1) / (m (m - 1))``; at k = 1 (k = 2) these are the
+paper's p(sigma(1)) (p(sigma(1), sigma(2)) + p(sigma(2), sigma(1))), Section 4.2.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.ranking_data import Query
+from ..metrics import rank_by_scores
+from ..params import Param, ParameterError, between, choice, positive
+from .base import Display, LinearRanker
+
+
+def softmax(v: np.ndarray) -> np.ndarray:
+    """exp(v) / sum exp(v), computed without overflow."""
+    e = np.exp(v - v.max())
+    return e / e.sum()
+
+
+def gains(grades: np.ndarray) -> np.ndarray:
+    """G(r) = 2^r - 1."""
+    return np.exp2(grades) - 1.0
+
+
+class Surrogate:
+    """A ranking surrogate phi(s, R) of a score vector s and grades R (one query).
+
+    ``order`` is how many grades each term of the gradient reads (1 or 2; None: not
+    decomposable, so no estimator from top-k feedback exists).
+    """
+
+    name = ""
+    order: int | None = 1
+    convex = True
+
+    def loss(self, s: np.ndarray, grades: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def known(self, s: np.ndarray) -> np.ndarray | float:
+        """The part of the gradient that does not depend on the grades."""
+        return 0.0
+
+    def sampled(self, s: np.ndarray, docs: np.ndarray, grades: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """sum_j weights_j h_j(s, R_j) over ``docs`` (order 1), or sum over ordered pairs
+        ``docs = (a, b)``, ``grades = (R_a, R_b)`` (order 2)."""
+        raise NotImplementedError
+
+    def gradient(self, s: np.ndarray, grades: np.ndarray) -> np.ndarray:
+        """The full-information gradient d phi / d s (every grade known)."""
+        m = len(s)
+        if self.order == 2:
+            a, b = np.nonzero(~np.eye(m, dtype=bool))
+            return self.sampled(s, (a, b), (grades[a], grades[b]), np.ones(len(a)))
+        docs = np.arange(m)
+        return self.known(s) + self.sampled(s, docs, grades, np.ones(m))
+
+
+class Squared(Surrogate):
+    """Pointwise squared loss ||s - R||^2; gradient 2 s - sum_j 2 R_j e_j (Cossock and Zhang)."""
+
+    name = "squared"
+
+    def loss(self, s, grades):
+        return float(np.sum((s - grades) ** 2))
+
+    def known(self, s):
+        return 2.0 * s
+
+    def sampled(self, s, docs, grades, weights):
+        out = np.zeros(len(s))
+        out[docs] -= 2.0 * grades * weights          # (documents are distinct)
+        return out
+
+
+class KL(Surrogate):
+    """The paper's un-normalised KL divergence between exp(R) and exp(s) (modified ListNet):
+    phi = sum_i e^{R_i} R_i - e^{R_i} s_i - e^{R_i} + e^{s_i}; h_j = (e^{s_j} - e^{R_j}) e_j."""
+
+    name = "kl"
+
+    def loss(self, s, grades):
+        eR = np.exp(grades)
+        return float(np.sum(eR * grades - eR * s - eR + np.exp(s)))
+
+    def sampled(self, s, docs, grades, weights):
+        out = np.zeros(len(s))
+        out[docs] += (np.exp(s[docs]) - np.exp(grades)) * weights
+        return out
+
+
+class SmoothDCG(Surrogate):
+    """Minus SmoothDCG@1 (Chapelle and Wu): phi = -sum_i G(R_i) p_i with p = softmax(s / epsilon).
+
+    The paper writes the smoothed gain itself; a loss to minimise is its negative. Each term
+    is h_j = -G(R_j) p_j (e_j - p) / epsilon. Not convex: no regret guarantee.
+    """
+
+    name = "smoothdcg"
+    convex = False
+
+    def __init__(self, epsilon: float = 0.01):
+        self.epsilon = float(epsilon)
+
+    def loss(self, s, grades):
+        return float(-np.sum(gains(grades) * softmax(s / self.epsilon)))
+
+    def sampled(self, s, docs, grades, weights):
+        p = softmax(s / self.epsilon)
+        c = gains(grades) * weights * p[docs] / self.epsilon
+        out = c.sum() * p
+        out[docs] -= c
+        return out
+
+
+class RankSVM(Surrogate):
+    """Pairwise hinge (RankSVM): phi = sum_{i != j} 1(R_i > R_j) max(0, 1 + s_j - s_i);
+    h_ab = 1(R_a > R_b) 1(1 + s_b > s_a) (e_b - e_a). Needs two grades per term: top-2 feedback."""
+
+    name = "ranksvm"
+    order = 2
+
+    def loss(self, s, grades):
+        diff = 1.0 + s[None, :] - s[:, None]                    # [i, j] = 1 + s_j - s_i
+        return float(np.sum((grades[:, None] > grades[None, :]) * np.maximum(diff, 0.0)))
+
+    def sampled(self, s, docs, grades, weights):
+        (a, b), (ra, rb) = docs, grades
+        active = weights * ((ra > rb) & (1.0 + s[b] > s[a]))
+        m = len(s)
+        return np.bincount(b, active, m) - np.bincount(a, active, m)
+
+
+class ListNet(Surrogate):
+    """ListNet's top-1 cross entropy -sum_i softmax(R)_i log softmax(s)_i; gradient softmax(s) -
+    softmax(R). Every term reads every grade, so top-k feedback cannot estimate it (Lemma 3)."""
+
+    name = "listnet"
+    order = None
+
+    def loss(self, s, grades):
+        log_p = s - s.max() - np.log(np.sum(np.exp(s - s.max())))
+        return float(-np.sum(softmax(grades.astype(float)) * log_p))
+
+    def gradient(self, s, grades):
+        return softmax(s) - softmax(grades.astype(float))
+
+
+SURROGATES = {"squared": Squared, "kl": KL, "ranksvm": RankSVM, "smoothdcg": SmoothDCG, "listnet": ListNet}
+TOPK_SURROGATES = ("squared", "kl", "ranksvm", "smoothdcg")
+
+
+def make_surrogate(name: str, epsilon: float = 0.01) -> Surrogate:
+    return SmoothDCG(epsilon) if name == "smoothdcg" else SURROGATES[name]()
+
+
+def inclusion_probabilities(model_top: np.ndarray, docs: np.ndarray, m: int, k: int, gamma: float) -> np.ndarray:
+    """P(each of ``docs`` is among the top k shown): (1 - gamma) 1[in the model's top k] + gamma k / m."""
+    return (1.0 - gamma) * model_top[docs] + gamma * k / m
+
+
+def pair_inclusion_probabilities(model_top: np.ndarray, a: np.ndarray, b: np.ndarray, m: int, k: int,
+                                 gamma: float) -> np.ndarray:
+    """P(a and b both among the top k shown): (1 - gamma) 1[both in the model's top k] + gamma k(k-1) / (m(m-1))."""
+    return (1.0 - gamma) * (model_top[a] & model_top[b]) + gamma * k * (k - 1) / (m * (m - 1))
+
+
+def estimate_gradient(surrogate: Surrogate, s: np.ndarray, shown_top: np.ndarray, grades: np.ndarray,
+                      model_top: np.ndarray, gamma: float) -> np.ndarray:
+    """The unbiased estimate of d phi / d s from the grades of the top k shown documents (line 9 of Alg. 1).
+
+    ``shown_top``: the k documents shown first; ``grades``: their grades; ``model_top``: a
+    boolean mask of the model's own top k; ``gamma``: this round's exploration probability.
+    """
+    m, k = len(s), len(shown_top)
+    if surrogate.order == 1:
+        pi = inclusion_probabilities(model_top, shown_top, m, k, gamma)
+        return surrogate.known(s) + surrogate.sampled(s, shown_top, grades, 1.0 / pi)
+    first, second = _ordered_pairs(k)
+    if len(first) == 0:
+        return np.zeros(m)
+    a, b = shown_top[first], shown_top[second]
+    weight = 1.0 / pair_inclusion_probabilities(model_top, a, b, m, k, gamma)
+    return surrogate.sampled(s, (a, b), (grades[first], grades[second]), weight)
+
+
+@functools.lru_cache(maxsize=None)
+def _ordered_pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both orders (i, j) and (j, i) of every pair i < j of k positions."""
+    i, j = np.triu_indices(k, 1)
+    return np.concatenate([i, j]), np.concatenate([j, i])
+
+
+@dataclass
+class PlayedRound:
+    """What one round played: the model's scores, the score vector actually played (the
+    model's, or uniform on [0, 1]^m when exploring) and the surrogate that judges it."""
+
+    model: np.ndarray
+    played: np.ndarray
+    model_order: np.ndarray
+    gamma: float
+    surrogate: Surrogate
+
+    def audit(self, grades: np.ndarray) -> dict:
+        """The surrogate losses phi(played, R) and phi(model, R) against the full grades (for the
+        experimenter's regret measurement; the ranker never sees them)."""
+        played = self.surrogate.loss(self.played, grades)
+        model = played if self.played is self.model else self.surrogate.loss(self.model, grades)
+        return {"played_loss": played, "model_loss": model}
+
+
+def project_to_ball(w: np.ndarray, radius: float) -> np.ndarray:
+    """min(1, U / ||w||) w: the Euclidean projection onto {||w|| <= U} (line 11 of Alg. 1)."""
+    norm = float(np.sqrt(w @ w))
+    return w * (radius / norm) if norm > radius else w
+
+
+class _ProjectedOGD(LinearRanker):
+    """Shared: step sizes eta_t = eta0 / t^eta_power and the projection onto the ball of radius U."""
+
+    PARAMS = {"eta0": positive(), "eta_power": between(0, 1), "radius": positive()}
+
+    def start(self, train, rng) -> None:
+        super().start(train, rng)
+        self.t = 0
+
+    def step(self, features: np.ndarray, grad_scores: np.ndarray) -> None:
+        self.t += 1
+        eta = self.eta0 / self.t ** self.eta_power
+        self.w = project_to_ball(self.w - eta * (grad_scores @ features), self.radius)
+
+
+class RTopKF(_ProjectedOGD):
+    """Algorithm 1 (RTop-kF) with one surrogate; ``k`` grades of feedback per round (default:
+    the fewest the surrogate needs, 1 or 2), gamma_t = gamma0 / t^gamma_power, eta_t = eta0 /
+    t^eta_power (the paper: 0.1 / t^(1/3) and 0.01 / t^(2/3)), U = ``radius``."""
+
+    feedback_kind = "topk_labels"
+    PARAMS = {"surrogate": choice(*TOPK_SURROGATES), "k": Param("int", 1, optional=True),
+              "gamma0": between(0, 1, low_open=True), "gamma_power": between(0, 1), "epsilon": positive()}
+
+    def __init__(self, surrogate: str = "squared", k: int | None = None, eta0: float = 0.01, eta_power: float = 2 / 3,
+                 gamma0: float = 0.1, gamma_power: float = 1 / 3, radius: float = 1.0, epsilon: float = 0.01):
+        self.surrogate = make_surrogate(surrogate, epsilon)
+        order = self.surrogate.order
+        self.k = order if k is None else int(k)
+        if self.k < order:
+            raise ParameterError(f"topk_{surrogate}: option k={k!r} is invalid; the {surrogate} surrogate's gradient "
+                                 f"reads {order} grades per term and needs top-{order} feedback (k >= {order})")
+        self.eta0, self.eta_power, self.gamma0, self.gamma_power = eta0, eta_power, gamma0, gamma_power
+        self.radius = radius
+
+    @property
+    def feedback_depth(self) -> int:
+        """How many grades from the top of the list each round's update reads."""
+        return self.k
+
+    def gamma(self, t: int) -> float:
+        return self.gamma0 / t ** self.gamma_power
+
+    def rank(self, query: Query) -> Display:
+        """Lines 4-6: the model's order with probability 1 - gamma_t, else a uniformly random one."""
+        s = self.score(query)
+        order = rank_by_scores(s, self.rng)
+        gamma = self.gamma(self.t + 1)
+        explore = self.rng.random() < gamma
+        uniform = self.rng.random(len(s))
+        played, ranking = (uniform, np.argsort(-uniform)) if explore else (s, order)
+        return Display(ranking, PlayedRound(s, played, order, gamma, self.surrogate), {"explored": float(explore)})
+
+    def learn(self, query: Query, display: Display, feedback) -> None:
+        """Lines 7-11: estimate the gradient from the top-k grades, step, project."""
+        info, m = display.info, query.n_docs
+        k = min(self.k, m)
+        grades = np.asarray(feedback.labels, dtype=np.float64)
+        if len(grades) < k:
+            raise ValueError(f"topk_{self.surrogate.name} needs the grades of the top {k} documents but the user "
+                             f"revealed {len(grades)}; use click model top{self.k}")
+        model_top = np.zeros(m, dtype=bool)
+        model_top[info.model_order[:k]] = True
+        grad = estimate_gradient(self.surrogate, info.model, display.ranking[:k], grades[:k], model_top, info.gamma)
+        self.step(query.features, grad)
+
+
+class ListNetFull(_ProjectedOGD):
+    """Online ListNet with every grade of the list revealed each round (the paper's full-feedback
+    baseline): eta_t = eta0 / t^eta_power (0.01 / sqrt(t)), projected onto ||w|| <= U."""
+
+    feedback_kind = "all_labels"
+
+    def __init__(self, eta0: float = 0.01, eta_power: float = 0.5, radius: float = 1.0):
+        self.eta0, self.eta_power, self.radius = eta0, eta_power, radius
+        self.surrogate = ListNet()
+
+    def rank(self, query: Query) -> Display:
+        s = self.score(query)
+        return Display(rank_by_scores(s, self.rng), PlayedRound(s, s, None, 0.0, self.surrogate))
+
+    def learn(self, query: Query, display: Display, feedback) -> None:
+        self.step(query.features, self.surrogate.gradient(display.info.model, np.asarray(feedback.labels, float)))
