@@ -124,7 +124,7 @@ def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, lis
     return out
 
 
-def decorate(name: str, specs, frame: pd.DataFrame) -> pd.DataFrame:
+def decorate(name: str, specs, frame: pd.DataFrame, **_) -> pd.DataFrame:
     """Columns a claim needs beyond the run frame (the Figure 3d variant)."""
     if name == "gt":
         frame = frame.assign(variant=[dsp.gt_variant(s) for s in specs])

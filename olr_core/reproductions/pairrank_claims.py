@@ -76,7 +76,7 @@ def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, lis
     return {"main": pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params())}
 
 
-def decorate(name: str, specs, frame: pd.DataFrame) -> pd.DataFrame:
+def decorate(name: str, specs, frame: pd.DataFrame, **_) -> pd.DataFrame:
     return frame
 
 

@@ -8,9 +8,9 @@ import pandas as pd
 from ..claims import judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
-from . import dsp_claims, pairrank_claims
+from . import dsp_claims, pairrank_claims, topk_claims
 
-PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims}
+PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "topk": topk_claims}
 PROFILES = ("tiny", "quick", "paper")      # tiny: a smoke test of the machinery in seconds
 
 
@@ -34,7 +34,8 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
         grids = module.experiments(profile, config, datasets)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
-        frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir)).assign(config=config)
+        frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
+                                                 data_dir=data_dir).assign(config=config)
                           for name, specs in grids.items() if specs}
     return frames, missing
 

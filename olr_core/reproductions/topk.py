@@ -1,0 +1,224 @@
+"""The top-k feedback chapter's experiments (Chaudhuri and Tewari, AISTATS 2016).
+
+- Figure 1: the running average of NDCG@10 over rounds for RTop-kF with four surrogates,
+  full-feedback online ListNet and a random ranker (:func:`figure1_grid`), in two
+  configurations: the step sizes of the paper's text and those of a public script.
+- The regret check: each round's surrogate loss of the played scores (the loop's audit)
+  against the best fixed weight vector in hindsight (:func:`best_fixed`, convex optimisation
+  over the ball), the measured regret's log-log slope against T^(2/3), and its dependence on
+  gamma and k (:func:`regret_grid`, :func:`regret_table`).
+- Theorem 5.2's worked instance: two distributions of grades that no top-1 learner can tell
+  apart but whose NDCG-optimal rankings differ (:func:`indistinguishable_pair`).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from ..data.ranking_data import RankingData
+from ..experiments import RunSpec
+from ..loop import query_sequence
+from ..rankers.topk import make_surrogate
+
+ALGORITHMS = ["topk_squared", "topk_kl", "topk_ranksvm", "topk_smoothdcg", "listnet_full", "random"]
+TOPK = ALGORITHMS[:4]
+CONVEX = ["topk_squared", "topk_kl", "topk_ranksvm"]
+USERS = {"topk_squared": "top1", "topk_kl": "top1", "topk_ranksvm": "top2", "topk_smoothdcg": "top1",
+         "listnet_full": "full", "random": "top1"}
+# The paper's text: eta_t = 0.01 / t^(2/3) for RTop-kF (Section 6); one public script uses 0.1.
+CONFIGS = {"text": {}, "script": {"eta0": 0.1}}
+
+
+def config_params(algorithm: str, config: str) -> dict:
+    """The options of ``algorithm`` in configuration ``config`` (only the top-k learners change)."""
+    if config not in CONFIGS:
+        raise ValueError(f"unknown configuration {config!r}; valid: {', '.join(CONFIGS)}")
+    return dict(CONFIGS[config]) if algorithm in TOPK else {}
+
+
+def figure1_grid(datasets, seeds: int, rounds: int, config: str = "text", algorithms=ALGORITHMS) -> list[RunSpec]:
+    """Every algorithm with the user that gives it the feedback the paper gives it (top-1, top-2 or full)."""
+    eval_every = max(1, rounds // 50)
+    return [RunSpec(a, d, 1, USERS[a], rounds, seed, config_params(a, config), eval_every=eval_every)
+            for d in datasets for a in algorithms for seed in range(seeds)]
+
+
+def running_average(values: np.ndarray) -> np.ndarray:
+    """The paper's 'average NDCG@10 at time t': the cumulative NDCG@10 up to t divided by t."""
+    return np.cumsum(values) / np.arange(1, len(values) + 1)
+
+
+# -- the best fixed ranker in hindsight -------------------------------------------------------------
+
+def _pairs(data: RankingData):
+    """Every ordered pair (i, j) of documents of one query with grade_i > grade_j, and its query."""
+    first, second, owner = [], [], []
+    for q in range(data.n_queries):
+        lo, hi = data.offsets[q], data.offsets[q + 1]
+        grades = data.labels[lo:hi]
+        i, j = np.nonzero(grades[:, None] > grades[None, :])
+        first.append(i + lo)
+        second.append(j + lo)
+        owner.append(np.full(len(i), q))
+    return np.concatenate(first), np.concatenate(second), np.concatenate(owner)
+
+
+class BatchLoss:
+    """sum_q n_q phi(X_q w, R_q) over a data set's queries with counts n_q, with its gradient in w."""
+
+    def __init__(self, surrogate: str, data: RankingData):
+        self.name, self.data = surrogate, data
+        self.grades = data.labels.astype(float)
+        self.doc_query = data.query_of_doc()
+        if surrogate == "ranksvm":
+            self.first, self.second, self.pair_query = _pairs(data)
+        elif surrogate not in ("squared", "kl"):
+            raise ValueError(f"no batch comparator for the {surrogate} surrogate; valid: squared, kl, ranksvm")
+
+    def __call__(self, w: np.ndarray, counts: np.ndarray) -> tuple[float, np.ndarray]:
+        X, R = self.data.features, self.grades
+        s = X @ w
+        if self.name == "squared":
+            c = counts[self.doc_query]
+            r = s - R
+            return float(c @ r ** 2), X.T @ (2 * c * r)
+        if self.name == "kl":
+            c = counts[self.doc_query]
+            eR, es = np.exp(R), np.exp(np.minimum(s, 50.0))     # (the solver may probe far outside the ball)
+            return float(c @ (eR * R - eR * s - eR + es)), X.T @ (c * (es - eR))
+        c = counts[self.pair_query]
+        margin = 1.0 + s[self.second] - s[self.first]
+        active = c * (margin > 0)
+        grad_s = np.bincount(self.second, active, len(s)) - np.bincount(self.first, active, len(s))
+        return float(c @ np.maximum(margin, 0.0)), X.T @ grad_s
+
+
+def best_fixed(loss: BatchLoss, counts: np.ndarray, radius: float = 1.0, w0: np.ndarray | None = None):
+    """min over ||w|| <= radius of the batch loss (SLSQP with the ball as a constraint; the
+    problem is convex, so this is the comparator of the regret). Returns (value, w)."""
+    d = loss.data.n_features
+    start = np.zeros(d) if w0 is None else w0
+    ball = {"type": "ineq", "fun": lambda w: radius ** 2 - w @ w, "jac": lambda w: -2 * w}
+    result = optimize.minimize(loss, start, args=(counts,), jac=True, method="SLSQP", constraints=[ball],
+                               options={"maxiter": 500, "ftol": 1e-10})
+    w = result.x * min(1.0, radius / max(np.linalg.norm(result.x), 1e-300))
+    return float(loss(w, counts)[0]), w
+
+
+def regret_grid(dataset: str, seeds: int, rounds: int, gammas=(0.1,), ks=(None,), surrogates=("squared", "kl"),
+                eta0: float = 0.1) -> list[RunSpec]:
+    """Audited runs (each round's played surrogate loss recorded) for the regret check."""
+    specs = []
+    for name, gamma0, k in itertools.product(surrogates, gammas, ks):
+        algorithm = f"topk_{name}"
+        depth = k or (2 if name == "ranksvm" else 1)
+        params = {"gamma0": gamma0, "eta0": eta0, **({"k": k} if k else {})}
+        specs += [RunSpec(algorithm, dataset, 1, f"top{depth}", rounds, seed, params, eval_every=rounds,
+                          audit=True) for seed in range(seeds)]
+    return specs
+
+
+def checkpoints(rounds: int, points: int = 8) -> np.ndarray:
+    """Horizons T at which the regret is measured: geometric from rounds / 64 to rounds."""
+    return np.unique(np.geomspace(max(rounds // 64, 10), rounds, points).astype(int))
+
+
+def regret_curve(spec: RunSpec, trace, data: RankingData, horizons: np.ndarray) -> pd.DataFrame:
+    """Regret(T) = sum_{t <= T} phi(played_t, R_t) - min_{||w|| <= U} sum_{t <= T} phi(X_t w, R_t)."""
+    played = np.cumsum(trace.stats["played_loss"])
+    best = comparators(spec.algorithm.removeprefix("topk_"), data, spec.rounds, spec.seed, tuple(horizons),
+                       spec.params.get("radius", 1.0))
+    return pd.DataFrame({"T": horizons.astype(int), "learner": played[horizons - 1], "best_fixed": best,
+                         "regret": played[horizons - 1] - best})
+
+
+_COMPARATORS: dict = {}
+
+
+def comparators(surrogate: str, data: RankingData, rounds: int, seed: int, horizons: tuple, radius: float):
+    """The best fixed loss at each horizon for one seed's query sequence (shared by every learner
+    run with that seed: their queries are the same), memoised for the session."""
+    key = (surrogate, data.fingerprint(), rounds, seed, horizons, radius)
+    if key not in _COMPARATORS:
+        loss = BatchLoss(surrogate, data)
+        queries = query_sequence(data.n_queries, rounds, seed)
+        values, w = [], None
+        for T in horizons:
+            counts = np.bincount(queries[:T], minlength=data.n_queries).astype(float)
+            value, w = best_fixed(loss, counts, radius, w)
+            values.append(value)
+        _COMPARATORS[key] = np.array(values)
+    return _COMPARATORS[key]
+
+
+def loglog_slope(T: np.ndarray, regret: np.ndarray) -> float:
+    """Least-squares slope of log regret on log T (NaN if a regret is not positive)."""
+    T, regret = np.asarray(T, float), np.asarray(regret, float)
+    if (regret <= 0).any() or len(T) < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(T), np.log(regret), 1)[0])
+
+
+# -- Theorem 5.2: two worlds that top-1 feedback cannot tell apart -----------------------------------
+
+def indistinguishable_pair() -> tuple[list, list]:
+    """Two distributions over binary grade vectors of three documents, as (probability, grades) lists.
+
+    Every document is relevant with probability 1/2 in both, so the top-1 feedback (the grade
+    of whichever document is shown first) has the same distribution under every ranking; but
+    which documents are relevant *together* differs, and with it E[G(R) / Z(R)].
+    """
+    first = [(0.5, np.array([1, 1, 0])), (0.5, np.array([0, 0, 1]))]
+    second = [(0.5, np.array([1, 0, 1])), (0.5, np.array([0, 1, 0]))]
+    return first, second
+
+
+def ideal_dcg(grades: np.ndarray) -> float:
+    """Z_m(R): the DCG of the best ordering of all m documents (G(r) = 2^r - 1, D(i) = 1 / log2(i + 1))."""
+    ordered = np.sort(grades)[::-1]
+    return float(np.sum((2.0 ** ordered - 1) / np.log2(np.arange(2, len(grades) + 2))))
+
+
+def calibrated_target(world) -> np.ndarray:
+    """E[G(R) / Z_m(R)]: the vector whose order every NDCG-calibrated surrogate's minimiser follows (Thm 5.1)."""
+    return sum(p * (2.0 ** r - 1) / ideal_dcg(r) for p, r in world)
+
+
+def expected_ndcg(world, ranking) -> float:
+    """E[NDCG_m] of a fixed ranking (a permutation of the documents) under a distribution of grades."""
+    discounts = 1 / np.log2(np.arange(2, len(ranking) + 2))
+    return float(sum(p * np.sum((2.0 ** r[list(ranking)] - 1) * discounts) / ideal_dcg(r) for p, r in world))
+
+
+def top1_feedback(world, ranking) -> dict:
+    """The distribution of the top-1 feedback (the grade of the first document) under a ranking."""
+    out: dict = {}
+    for p, r in world:
+        out[int(r[ranking[0]])] = out.get(int(r[ranking[0]]), 0.0) + p
+    return out
+
+
+def impossibility_table() -> pd.DataFrame:
+    """For each ranking: its top-1 feedback distribution and expected NDCG in both worlds."""
+    first, second = indistinguishable_pair()
+    rows = []
+    for ranking in itertools.permutations(range(3)):
+        rows.append({"ranking": " > ".join(f"d{i + 1}" for i in ranking),
+                     "P(feedback = 1), world A": top1_feedback(first, ranking).get(1, 0.0),
+                     "P(feedback = 1), world B": top1_feedback(second, ranking).get(1, 0.0),
+                     "E[NDCG], world A": expected_ndcg(first, ranking),
+                     "E[NDCG], world B": expected_ndcg(second, ranking)})
+    return pd.DataFrame(rows)
+
+
+def calibrated_regret_floor() -> float:
+    """Per-round lower bound on regret_A + regret_B for the NDCG-calibrated squared loss
+    ||s - G(R)/Z(R)||^2: the expected loss under a world is ||s - mean||^2 plus a constant, so
+    the two regrets add up to at least ||mean_A - mean_B||^2 / 2 whatever s the learner plays."""
+    first, second = indistinguishable_pair()
+    gap = calibrated_target(first) - calibrated_target(second)
+    return float(gap @ gap / 2)

@@ -1,0 +1,98 @@
+"""The claims of Chaudhuri and Tewari (AISTATS 2016), Section 6 and Theorem 4.1, and the runs that test them.
+
+Two experiments. ``figure1``: the four RTop-kF learners, full-feedback online ListNet and a
+random ranker on the five-grade MSLR-sized synthetic default, MQ2008, and Yahoo! / Yandex
+when a data directory has them; the metric is the paper's "average NDCG@10" (the mean of
+the shown lists' NDCG@10 over all rounds). ``regret``: audited runs of the convex learners
+in a world whose grades are linear in the features, decorated with the log-log slope of
+their measured surrogate regret. Two configurations: the step sizes of the paper's text
+(eta_t = 0.01 / t^(2/3)) and of one public script (0.1 / t^(2/3)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..claims import Claim
+from ..data.registry import load_fold
+from ..experiments import ResultStore, spec_key
+from . import topk
+
+PAPER = "topk"
+TITLE = "Online learning to rank with top-k feedback (RTop-kF), Chaudhuri and Tewari, AISTATS 2016"
+PAPER_RUNS = "1 run, 100,000 (Yandex) or 200,000 (Yahoo!) queries"
+PROFILES = {"tiny": {"figure1": {"seeds": 1, "rounds": 300}, "regret": {"seeds": 1, "rounds": 640}},
+            "quick": {"figure1": {"seeds": 5, "rounds": 10000}, "regret": {"seeds": 3, "rounds": 20000}},
+            "paper": {"figure1": {"seeds": 5, "rounds": 100000}, "regret": {"seeds": 10, "rounds": 200000}}}
+MAIN_DATASETS = ["synth-mslr", "mq2008", "yahoo", "yandex-im2009"]
+REGRET_DATASET = "synth-mq-linear"
+CONFIGS = ("text", "script")
+RATE_TOLERANCE = 0.1       # a measured slope up to 2/3 + 0.1 counts as the T^(2/3) rate
+
+AVERAGE = "mean_online_ndcg10"
+CELLS = ("dataset",)
+BOTH = ("text", "script")
+PAPER_FIGURE = "Figure 1 (Yandex, Yahoo!); the text gives no numbers"
+
+CLAIMS = [
+    Claim(PAPER, "F1-squared-over-random", "Figure 1, Section 6", "RTop-kF with the squared loss (top-1 feedback) "
+          "has a clearly higher average NDCG@10 than the random ranker", "figure1", AVERAGE, "paired_gain",
+          {"treatment": "topk_squared", "control": "random"}, "significantly above random on both data sets", CELLS,
+          configs=BOTH),
+    Claim(PAPER, "F1-kl-over-random", "Figure 1, Section 6", "RTop-kF with the KL surrogate (top-1) beats random",
+          "figure1", AVERAGE, "paired_gain", {"treatment": "topk_kl", "control": "random"},
+          "significantly above random on both data sets", CELLS, configs=BOTH),
+    Claim(PAPER, "F1-ranksvm-over-random", "Figure 1, Section 6", "RTop-kF with the RankSVM hinge (top-2) beats "
+          "random", "figure1", AVERAGE, "paired_gain", {"treatment": "topk_ranksvm", "control": "random"},
+          "significantly above random on both data sets", CELLS, configs=BOTH),
+    Claim(PAPER, "F1-listnet-best", "Figure 1, Section 6", "Full-feedback ListNet has the highest average NDCG@10 "
+          "of all methods", "figure1", AVERAGE, "best", {"target": "listnet_full"},
+          "highest curve throughout, both data sets", CELLS, configs=BOTH),
+    Claim(PAPER, "F1-ranksvm-best-topk", "Figure 1, Section 6", "RankSVM (top-2 feedback, lower variance) is the "
+          "best of the top-k learners", "figure1", AVERAGE, "best", {"target": "topk_ranksvm"},
+          "best partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=BOTH),
+    Claim(PAPER, "F1-kl-over-squared", "Figure 1, Section 6", "The listwise KL surrogate beats the pointwise squared "
+          "loss", "figure1", AVERAGE, "paired_gain", {"treatment": "topk_kl", "control": "topk_squared"},
+          "KL above squared", CELLS, configs=BOTH),
+    Claim(PAPER, "F1-smoothdcg-poor", "Figure 1, Section 6", "The non-convex SmoothDCG surrogate performs poorly: "
+          "the worst of the top-k learners", "figure1", AVERAGE, "worst", {"targets": ["topk_smoothdcg"]},
+          "lowest partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=BOTH),
+    Claim(PAPER, "F1-yahoo-close", "Figure 1 (Yahoo!)", "On Yahoo!, RankSVM and KL come very close to full-feedback "
+          "ListNet", "figure1", AVERAGE, "equivalent",
+          {"treatment": "topk_ranksvm", "control": "listnet_full", "tolerance": 0.02, "column": "algorithm"},
+          "curves nearly touching", CELLS, {"dataset": "yahoo"}, configs=BOTH),
+    Claim(PAPER, "T4.1-rate", "Theorem 4.1", "The surrogate regret of RTop-kF with the convex surrogates grows as "
+          "T^(2/3) (measured: the log-log slope of the regret against the best fixed ranker in hindsight)",
+          "regret", "regret_slope", "below", {"threshold": 2 / 3 + RATE_TOLERANCE},
+          "O(T^(2/3)) (a bound, not measured in the paper)", ("algorithm",), configs=BOTH),
+]
+
+
+def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, list]:
+    sizes = PROFILES[profile]
+    fig, reg = sizes["figure1"], sizes["regret"]
+    eta0 = topk.config_params("topk_kl", config).get("eta0", 0.01)
+    return {"figure1": topk.figure1_grid(datasets, fig["seeds"], fig["rounds"], config),
+            "regret": topk.regret_grid(REGRET_DATASET, reg["seeds"], reg["rounds"], eta0=eta0,
+                                       surrogates=("squared", "kl", "ranksvm"))}
+
+
+def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
+             **_) -> pd.DataFrame:
+    """The regret experiment's runs get ``regret_slope`` and ``final_regret``."""
+    if name != "regret":
+        return frame
+    store = store or ResultStore()
+    slopes, finals = [], []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        data = load_fold(spec.dataset, spec.fold, data_dir).train
+        curve = topk.regret_curve(spec, trace, data, topk.checkpoints(spec.rounds))
+        slopes.append(topk.loglog_slope(curve["T"], curve["regret"]))
+        finals.append(float(curve["regret"].iloc[-1]))
+    return frame.assign(regret_slope=np.array(slopes), final_regret=np.array(finals))
+
+
+def paper_cells(claim: Claim) -> dict:
+    return {}
