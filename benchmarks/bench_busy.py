@@ -15,9 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import data_dir
-
-OLR = [sys.executable, "-m", "olr_core.cli"]
+from common import data_dir, olr_run_seconds
 CASES = [("pairrank_c", 5_000, {}), ("pdgd", 10_000, {}), ("dbgd", 50_000, {}),
          ("pairrank_c", 5_000, {"OLR_BLAS_THREADS": str(os.cpu_count() or 2)})]
 BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
@@ -32,12 +30,7 @@ def _dataset() -> tuple[str, list[str]]:
 
 def _olr_run(algorithm: str, rounds: int, env_extra: dict) -> float:
     dataset, extra = _dataset()
-    command = [*OLR, "run", "-a", algorithm, "-d", dataset, "-c", "navigational", "-T", str(rounds), "--json",
-               "--no-store", *extra]
-    env = {k: v for k, v in os.environ.items() if k != "OLR_BLAS_THREADS"}
-    env.update(env_extra)
-    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
-    return rounds / json.loads(out)["seconds"]
+    return rounds / olr_run_seconds(algorithm, dataset, rounds, extra=tuple(extra), env_extra=env_extra)
 
 
 def run(cases=CASES) -> dict:

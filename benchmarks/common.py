@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+OLR = [sys.executable, "-m", "olr_core.cli"]
 
 
 def data_dir() -> str | None:
@@ -24,3 +29,14 @@ def best_of(fn, repeats: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - started)
     return min(times)
+
+
+def olr_run_seconds(algorithm: str, dataset: str, rounds: int, click_model: str = "navigational",
+                    extra: tuple = (), env_extra: dict | None = None) -> float:
+    """The loop's own seconds (no interpreter start-up) of a fresh ``olr run ... --json --no-store`` process."""
+    command = [*OLR, "run", "-a", algorithm, "-d", dataset, "-c", click_model, "-T", str(rounds), "--json",
+               "--no-store", *extra]
+    env = {k: v for k, v in os.environ.items() if k != "OLR_BLAS_THREADS"}
+    env.update(env_extra or {})
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["seconds"]
