@@ -29,7 +29,7 @@ def print_json(value) -> None:
 def cmd_list(args) -> int:
     from .data import DATASETS
     from .rankers import ALGORITHMS, algorithm_parameters
-    from .users import CLICK_MODELS, STOP_RULES
+    from .users import CLICK_MODELS, LABEL_USERS, STOP_RULES
 
     print("algorithms:")
     for name in ALGORITHMS:
@@ -38,7 +38,7 @@ def cmd_list(args) -> int:
     print("data sets:")
     for name, spec in DATASETS.items():
         print(f"  {name:<22} {spec.title}")
-    print("click models:", ", ".join(CLICK_MODELS), "| stop rules:", ", ".join(STOP_RULES))
+    print("users:", ", ".join(CLICK_MODELS + LABEL_USERS), "| stop rules:", ", ".join(STOP_RULES))
     return 0
 
 
@@ -75,6 +75,13 @@ def cmd_data(args) -> int:
 def cmd_run(args) -> int:
     from .experiments import ResultStore, RunSpec, execute, spec_key
 
+    from .data import get_spec, load_library
+
+    library = get_spec(args.dataset).library
+    if args.rounds is None:             # a library stream is played whole; other data: 1,000 rounds
+        args.rounds = load_library(args.dataset, args.data_dir).n_queries if library else 1000
+    if library and args.click_model == "navigational":
+        args.click_model = "choice"     # (the default user of LETOR runs; a library's user chooses)
     spec = RunSpec(args.algorithm, args.dataset, args.fold, args.click_model, args.rounds, args.seed,
                    parse_assignments(args.set, "--set"), args.stop_rule, args.eval_every, reference=args.reference)
     store = ResultStore(args.results)
@@ -89,7 +96,10 @@ def cmd_run(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        for k in ("final_offline_ndcg10", "cumulative_online_ndcg10", "mean_online_ndcg10", "rounds", "seconds"):
+        keys = ("queries", "avg_kl_cost", "kl_cost_infinite", "avg_rel_click_distance", "clicked_first_rate",
+                "avg_ndcg", "seconds") if library else \
+            ("final_offline_ndcg10", "cumulative_online_ndcg10", "mean_online_ndcg10", "rounds", "seconds")
+        for k in keys:
             print(f"{k:<26} {summary[k]}")
     return 0
 
@@ -173,7 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fold", type=int, default=1)
     run.add_argument("--click-model", "-c", default="navigational")
     run.add_argument("--stop-rule", default="after_click", help="after_click (papers) or every_position (ref. code)")
-    run.add_argument("--rounds", "-T", type=int, default=1000)
+    run.add_argument("--rounds", "-T", type=int, default=None,
+                     help="rounds to play (default 1,000; a growing-library stream: the whole stream)")
     run.add_argument("--seed", "-s", type=int, default=0)
     run.add_argument("--eval-every", type=int, default=10)
     run.add_argument("--reference", default=None, help="offline algorithm whose weights give cosine similarity")

@@ -10,11 +10,12 @@ from .registry import (
                        describe,
                        get_spec,
                        load_fold,
+                       load_library,
                        resolve_data_dir,
                        verify_checksums,
 )
 from .synthetic import PRESETS, generate, synthetic_fold
 
 __all__ = ["DATASETS", "DEFAULT_DATASET", "DataFormatError", "DataNotFoundError", "Fold", "PRESETS", "Query",
-           "RankingData", "available", "describe", "generate", "get_spec", "load_fold", "read_letor",
+           "RankingData", "available", "describe", "generate", "get_spec", "load_fold", "load_library", "read_letor",
            "resolve_data_dir", "synthetic_fold", "verify_checksums", "write_letor"]

@@ -83,7 +83,8 @@ def run_frame(specs, store: ResultStore | None = None, data_dir=None, discount: 
         _, trace = store.load(spec_key(spec, data_dir))
         row = {**_ids(spec), **{f"param:{k}": v for k, v in spec.params.items()}, **trace.summary(discount),
                "rounds_run": spec.rounds,
-               "mean_offline_ndcg10": float(np.mean(trace.offline_ndcg)) if len(trace.offline_ndcg) else np.nan}
+               "mean_offline_ndcg10": float(np.mean(trace.offline_ndcg)) if len(getattr(trace, "offline_ndcg", ()))
+               else np.nan}
         for name, values in trace.eval_stats.items():
             row[f"final:{name}"] = float(values[-1])
         width = max(1, int(tail * trace.rounds))

@@ -9,7 +9,8 @@ import threading
 
 import numpy as np
 
-from ..data.registry import load_fold
+from ..data.registry import get_spec, load_fold, load_library
+from ..library_loop import run_library
 from ..loop import NonFiniteModelError, RunTrace, run_online
 from ..rankers import make_ranker
 from ..users import make_user
@@ -19,6 +20,8 @@ from .store import ResultStore
 
 @functools.lru_cache(maxsize=16)
 def _fingerprint(dataset: str, fold: int, data_dir: str | None) -> str:
+    if get_spec(dataset).library:
+        return load_library(dataset, data_dir).fingerprint()
     return load_fold(dataset, fold, data_dir).fingerprint()
 
 
@@ -31,7 +34,10 @@ def reference_weights(algorithm: str, dataset: str, fold: int, data_dir: str | N
 
 
 def execute(spec: RunSpec, data_dir: str | None = None, progress=None) -> RunTrace:
-    """Run one spec from scratch and return its trace."""
+    """Run one spec from scratch and return its trace (a growing-library stream runs in its own loop)."""
+    if get_spec(spec.dataset).library:
+        return run_library(make_ranker(spec.algorithm, **spec.params), load_library(spec.dataset, data_dir),
+                           int(spec.rounds), spec.seed)
     fold = load_fold(spec.dataset, spec.fold, data_dir)
     user = make_user(spec.click_model, fold.max_grade, spec.stop_rule, spec.cutoff)
     ranker = make_ranker(spec.algorithm, **spec.params)

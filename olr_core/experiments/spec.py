@@ -14,7 +14,7 @@ import yaml
 from .. import __version__
 from ..data.registry import get_spec
 from ..params import FLAG, Param, ParameterError, at_least, choice, yaml_load
-from ..rankers import ALGORITHMS, check_parameters
+from ..rankers import ALGORITHMS, LIBRARY_ALGORITHMS, check_parameters
 from ..users import STOP_RULES, check_user_name
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
@@ -59,6 +59,16 @@ class RunSpec:
         """Every field checked (and integers normalised) before a run can start."""
         spec = get_spec(self.dataset)                  # raises on an unknown data set
         check_user_name(self.click_model, self.cutoff if isinstance(self.cutoff, int) else 10)
+        if spec.library and self.click_model != "choice":
+            raise ParameterError(f"{self.dataset} is a growing-library stream whose users reveal the item they chose; "
+                                 f"use click model 'choice' (got {self.click_model!r})")
+        if spec.library != (self.algorithm in LIBRARY_ALGORITHMS):
+            kind = "growing-library streams" if spec.library else "LETOR data sets"
+            valid = LIBRARY_ALGORITHMS if spec.library else sorted(set(ALGORITHMS) - set(LIBRARY_ALGORITHMS) |
+                                                                   {"random"})
+            if self.algorithm != "random":
+                raise ParameterError(f"{self.algorithm} does not run on {self.dataset}; algorithms for {kind}: "
+                                     f"{', '.join(valid)}")
         if not isinstance(self.params, dict):
             raise ParameterError(f"params of {self.algorithm} must be a mapping of option: value, got {self.params!r}")
         checked = check_parameters(self.algorithm, self.params)   # raises on an unknown algorithm or option

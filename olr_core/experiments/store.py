@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..library_loop import LibraryTrace
 from ..loop import RunTrace
 from ..quarantine import quarantine_file
 from .spec import RunSpec
@@ -70,7 +71,8 @@ class ResultStore:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(str(z["__meta__"]))
                 arrays = {k: z[k] for k in z.files if k != "__meta__"}
-            trace = RunTrace.from_arrays(arrays, meta["seconds"])
+            kind = LibraryTrace if "library__chosen_rank" in arrays else RunTrace
+            trace = kind.from_arrays(arrays, meta["seconds"])
         except FileNotFoundError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:

@@ -16,6 +16,7 @@ from .dueling import DBGD, MGD, NSGD
 from .offline import OfflineLambdaRank, OfflineRankNet
 from .pairwise import EpsilonGreedyRankNet, PairRank, SGDRankNet
 from .pdgd import PDGD
+from .library import HITS, CategoryRanking, KLRank, McRank, OnlineRankNet, PageRank
 from .topk import ListNetFull, RTopKF
 
 ALGORITHMS: dict[str, type] = {
@@ -39,7 +40,17 @@ ALGORITHMS: dict[str, type] = {
     "topk_ranksvm": functools.partial(RTopKF, surrogate="ranksvm"),
     "topk_smoothdcg": functools.partial(RTopKF, surrogate="smoothdcg"),
     "listnet_full": ListNetFull,
+    "klrank_gper": functools.partial(KLRank, policy="random"),
+    "klrank_greedy": functools.partial(KLRank, policy="greedy"),
+    "online_ranknet_gper": OnlineRankNet,
+    "category_ranking": CategoryRanking,
+    "mcrank": McRank,
+    "hits": HITS,
+    "pagerank": PageRank,
 }
+# Rankers for growing-library streams (one parameter per item, choice feedback).
+LIBRARY_ALGORITHMS = ("klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank",
+                      "mcrank", "random")
 
 
 def algorithm_parameters(name: str) -> dict:
@@ -81,6 +92,6 @@ def make_ranker(name: str, **params) -> Ranker:
     return get_algorithm(name)(**check_parameters(name, params))
 
 
-__all__ = ["ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank", "OfflineRankNet",
+__all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank", "OfflineRankNet",
            "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "check_parameters", "declared_parameters",
            "get_algorithm", "make_ranker"]

@@ -71,7 +71,7 @@ class BaseRanker:
 
     def start(self, train: RankingData, rng: np.random.Generator) -> None:
         self.rng = rng
-        self.n_features = train.n_features
+        self.n_features = getattr(train, "n_features", 0)      # (a growing-library stream has no features)
 
     def rank(self, query: Query) -> Display:
         return Display(rank_by_scores(self.score(query), self.rng))

@@ -17,10 +17,11 @@ class RandomRanker(BaseRanker):
     feedback_kind = "any"
 
     def rank(self, query: Query) -> Display:
-        return Display(self.rng.permutation(query.n_docs))
+        n = query.n_docs
+        return Display(self.rng.permutation(n), {"log_first": np.full(n, -np.log(n))})   # a uniform policy
 
     def score(self, docs) -> np.ndarray:
-        return self.rng.random(len(docs.features))
+        return self.rng.random(docs.n_docs if hasattr(docs, "candidates") else len(docs.features))
 
 
 class OracleRanker(BaseRanker):
