@@ -38,6 +38,7 @@ class LibraryTrace:
     chosen_rank: np.ndarray
     kl_cost: np.ndarray
     n_candidates: np.ndarray
+    chosen: np.ndarray              # the chosen item's index among the candidates (the adversary's, if any)
     stats: dict = field(default_factory=dict)
     seconds: float = 0.0
     eval_stats: dict = field(default_factory=dict)
@@ -65,14 +66,14 @@ class LibraryTrace:
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {"library__chosen_rank": self.chosen_rank, "library__kl_cost": self.kl_cost,
-               "library__n_candidates": self.n_candidates}
+               "library__n_candidates": self.n_candidates, "library__chosen": self.chosen}
         out.update({f"stat__{k}": v for k, v in self.stats.items()})
         return out
 
     @classmethod
     def from_arrays(cls, arrays: dict, seconds: float) -> LibraryTrace:
         return cls(arrays["library__chosen_rank"], arrays["library__kl_cost"], arrays["library__n_candidates"],
-                   {k[6:]: v for k, v in arrays.items() if k.startswith("stat__")}, seconds)
+                   arrays["library__chosen"], {k[6:]: v for k, v in arrays.items() if k.startswith("stat__")}, seconds)
 
 
 def run_library(ranker, stream: LibraryStream, rounds: int | None = None, seed: int = 0,
@@ -100,11 +101,16 @@ def _run_library(ranker, stream, rounds, seed, progress) -> LibraryTrace:
     started = time.perf_counter()
     ranker.start(stream, streams["ranker"])
     chosen_rank = np.zeros(T, dtype=np.int64)
+    choices = np.zeros(T, dtype=np.int64)
     kl = np.zeros(T)
     stats: dict = {}
     for t in range(T):
         query = stream.query(t)
+        if query.n_docs == 0:
+            raise ValueError(f"stream {stream.name}, query {t}: the candidate set is empty (no item of topic "
+                             f"{query.topic} in the library yet); drop such queries when building the stream")
         chosen = _adversary_choice(ranker, query) if stream.adversarial else int(stream.chosen[t])
+        choices[t] = chosen
         display = ranker.rank(query)
         position = int(np.flatnonzero(display.ranking == chosen)[0])
         chosen_rank[t] = position + 1
@@ -115,7 +121,7 @@ def _run_library(ranker, stream, rounds, seed, progress) -> LibraryTrace:
             stats.setdefault(key, np.full(T, np.nan))[t] = value
         if progress is not None and (t + 1) % 1000 == 0:
             progress(t + 1)
-    return LibraryTrace(chosen_rank, kl, stream.n_candidates[:T].copy(), stats, eval_stats={},
+    return LibraryTrace(chosen_rank, kl, stream.n_candidates[:T].copy(), choices, stats, eval_stats={},
                         seconds=time.perf_counter() - started)
 
 
