@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from olr_core.claims import RULES, VERDICTS, Claim, judge
-from olr_core.reproductions import dsp_claims, pairrank_claims, topk_claims
+from olr_core.reproductions import dsp_claims, klrank_claims, pairrank_claims, topk_claims
 from olr_core.reproductions.verdicts import PAPERS, records_frame
 
 PAPERS_DIR = Path(__file__).resolve().parents[2] / "shared" / "papers"
@@ -181,7 +181,9 @@ def test_the_books_profiles_run_what_the_claims_judge():
         for page in ("pairrank_figure3", "pairrank_figure6"):
             params = parameters_for(entries[page], profile)
             assert (params["seeds"], params["rounds"]) == (pr["seeds"], pr["rounds"]), (page, profile)
-        for page, experiment in (("topk_figure1", "figure1"), ("topk_theory", "regret")):
-            params, sizes = parameters_for(entries[page], profile), topk_claims.PROFILES[profile][experiment]
+        for module, page, experiment in ((topk_claims, "topk_figure1", "figure1"), (topk_claims, "topk_theory", "regret"),
+                                         (klrank_claims, "klrank_table2", "table2"),
+                                         (klrank_claims, "klrank_regret", "regret")):
+            params, sizes = parameters_for(entries[page], profile), module.PROFILES[profile][experiment]
             assert (params["seeds"], params["rounds"]) == (sizes["seeds"], sizes["rounds"]), (page, profile)
         assert parameters_for(entries["claims"], profile)["profile"] == profile

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from ..metrics import rank_by_scores
 from ..params import FLAG, at_least, between, choice, positive
@@ -88,12 +88,18 @@ class GPER:
         return self.radius(t) / math.sqrt(2.0 * k)
 
 
-def kl_cost_and_gradient(theta: np.ndarray, chosen: int) -> tuple[float, np.ndarray]:
-    """cost = -theta_j + log sum exp(theta); gradient softmax(theta) - e_j (Section 3.2)."""
-    lse = logsumexp(theta)
-    grad = np.exp(theta - lse)
+def log_softmax(theta: np.ndarray) -> np.ndarray:
+    """log P(first = i) = theta_i - log sum exp(theta), without overflow."""
+    shifted = theta - theta.max()
+    return shifted - math.log(np.exp(shifted).sum())
+
+
+def kl_cost_and_gradient(theta: np.ndarray, chosen: int, log_first: np.ndarray | None = None):
+    """cost = -theta_j + log sum exp(theta) = -log P(first = j); gradient softmax(theta) - e_j (Section 3.2)."""
+    log_first = log_softmax(theta) if log_first is None else log_first
+    grad = np.exp(log_first)
     grad[chosen] -= 1.0
-    return float(lse - theta[chosen]), grad
+    return float(-log_first[chosen]), grad
 
 
 def pairwise_loss_and_gradient(theta: np.ndarray, chosen: int) -> tuple[float, np.ndarray]:
@@ -144,18 +150,17 @@ class KLRank(_PerItemRanker):
         theta = self.theta.get(query.candidates)
         if self.policy == "greedy":
             return Display(rank_by_scores(theta, self.rng), {"theta": theta})
-        log_first = theta - logsumexp(theta)
-        return Display(plackett_luce_ranking(theta, self.rng), {"theta": theta, "log_first": log_first})
+        return Display(plackett_luce_ranking(theta, self.rng), {"theta": theta, "log_first": log_softmax(theta)})
 
-    def loss_and_gradient(self, theta, chosen):
-        return kl_cost_and_gradient(theta, chosen)
+    def loss_and_gradient(self, info, chosen):
+        return kl_cost_and_gradient(info["theta"], chosen, info.get("log_first"))
 
     def learn(self, query, display, feedback) -> dict:
         """One GPER step on this query's loss (line 4 of Table 1), restarting the step size each cycle."""
         self.t += 1
         if self.reset and self.t > 1 and (self.t & (self.t - 1)) == 0:      # a new cycle starts at t = 2^(m-1)
             self.theta = ScaledVector(self.n_items)
-        loss, grad = self.loss_and_gradient(display.info["theta"], feedback.document)
+        loss, grad = self.loss_and_gradient(display.info, feedback.document)
         self.theta.add(query.candidates, -self.schedule.step(self.t) * grad)
         self.theta.project(self.schedule.radius(self.t))
         return {"loss": loss}
@@ -167,8 +172,8 @@ class OnlineRankNet(KLRank):
     def __init__(self, alpha: float = 10.0, reset: bool = False):
         super().__init__("greedy", alpha, reset)
 
-    def loss_and_gradient(self, theta, chosen):
-        return pairwise_loss_and_gradient(theta, chosen)
+    def loss_and_gradient(self, info, chosen):
+        return pairwise_loss_and_gradient(info["theta"], chosen)
 
 
 class CategoryRanking(_PerItemRanker):

@@ -108,7 +108,7 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, list]:
+def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str, list]:
     """The run specs of each experiment for ``profile``; ``datasets``: the main data sets available."""
     sizes = PROFILES[profile]
     main, fig = sizes["main"], sizes["figures"]

@@ -10,13 +10,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+
 import numpy as np
 import pandas as pd
 from scipy import optimize
 from scipy.special import logsumexp
 
 from ..data.library import LibraryStream
+from ..data.registry import load_library
 from ..experiments import RunSpec
+from ..experiments.store import default_store_dir
 from ..rankers import LIBRARY_ALGORITHMS
 
 ALGORITHMS = list(LIBRARY_ALGORITHMS)
@@ -38,12 +44,12 @@ PAPER_TABLE2 = pd.DataFrame(
 PAPER_QUERIES = 22_000
 
 
-def table2_grid(datasets, seeds: int, rounds: int | None = None, streams: dict | None = None) -> list[RunSpec]:
+def table2_grid(datasets, seeds: int, rounds: int | None = None, data_dir=None) -> list[RunSpec]:
     """Every algorithm over each stream (whole, or its first ``rounds`` queries), ``seeds`` runs each
     (the random policies differ by seed; deterministic rankers only through tie-breaking)."""
     specs = []
     for name in datasets:
-        length = streams[name].n_queries if streams and rounds is None else rounds
+        length = load_library(name, data_dir).n_queries if rounds is None else rounds
         specs += [RunSpec(a, name, 1, "choice", int(length), seed) for a in ALGORITHMS for seed in range(seeds)]
     return specs
 
@@ -100,6 +106,26 @@ def best_fixed_policy(stream: LibraryStream, chosen: np.ndarray, begin: int, end
     (lower, upper). The lower bound is the Lagrangian dual value min_theta f + lam (||theta||^2 - r^2)
     (valid for any lam >= 0 when the inner minimum is reached); the upper bound is f at the projection
     of that minimiser onto the ball. lam is found by bisection on log lam so that ||theta(lam)|| = r."""
+    key = hashlib.sha256(json.dumps([COMPARATOR_VERSION, stream.fingerprint(), begin, end, radius]).encode()
+                         + np.ascontiguousarray(chosen[begin:end]).tobytes()).hexdigest()[:20]
+    path = default_store_dir() / "comparators" / f"kl-{key}.npy"
+    try:
+        lower, upper = np.load(path)
+        return float(lower), float(upper)
+    except (OSError, ValueError):
+        pass                                 # absent or unreadable: compute it again
+    lower, upper = _best_fixed_policy(stream, chosen, begin, end, radius)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(partial, np.array([lower, upper]))
+    os.replace(partial, path)
+    return lower, upper
+
+
+COMPARATOR_VERSION = 1          # bump when the optimisation below changes
+
+
+def _best_fixed_policy(stream, chosen, begin, end, radius):
     index, mask, chosen, d = _padded(stream, begin, end, chosen)
     plain = _objective(index, mask, chosen, d, 0.0)
     theta = np.zeros(d)

@@ -71,7 +71,7 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, list]:
+def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str, list]:
     size = PROFILES[profile]["main"]
     return {"main": pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params())}
 

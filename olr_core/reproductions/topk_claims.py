@@ -69,7 +69,7 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str]) -> dict[str, list]:
+def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str, list]:
     sizes = PROFILES[profile]
     fig, reg = sizes["figure1"], sizes["regret"]
     eta0 = topk.config_params("topk_kl", config).get("eta0", 0.01)

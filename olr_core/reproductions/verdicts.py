@@ -8,9 +8,9 @@ import pandas as pd
 from ..claims import judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
-from . import dsp_claims, pairrank_claims, topk_claims
+from . import dsp_claims, klrank_claims, pairrank_claims, topk_claims
 
-PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "topk": topk_claims}
+PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "klrank": klrank_claims, "topk": topk_claims}
 PROFILES = ("tiny", "quick", "paper")      # tiny: a smoke test of the machinery in seconds
 
 
@@ -31,7 +31,7 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
     datasets, missing = find_datasets(module.MAIN_DATASETS, data_dir)
     frames = {}
     for config in module.CONFIGS:
-        grids = module.experiments(profile, config, datasets)
+        grids = module.experiments(profile, config, datasets, data_dir=data_dir)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
         frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
