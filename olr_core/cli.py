@@ -60,6 +60,14 @@ def cmd_data(args) -> int:
             print(err)
             return 1
         return 0
+    if spec.library:
+        from .data import load_library
+
+        info = {"title": spec.title, "source": spec.source, **load_library(args.name, args.data_dir).describe()}
+        if spec.sha256_uncompressed:
+            info["checksums_ok"] = verify_checksums(args.name, args.data_dir)
+        print(json.dumps(info, indent=2, default=str))
+        return 0
     fold = load_fold(args.name, args.fold, args.data_dir)
     info = {"name": spec.name, "title": spec.title, "source": spec.source, "fold": args.fold,
             **{split: describe(getattr(fold, split)) for split in ("train", "vali", "test")}}

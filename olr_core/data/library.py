@@ -215,7 +215,7 @@ def _citation_stream(name, order, position, topic_of, topics, pairs, notes) -> L
     sizes = np.array(q_size, dtype=np.int64)[keep]
     known = np.searchsorted(edges[:, 0], sizes, side="left")     # citations made by papers entered before
     notes["queries"] = int(keep.sum())
-    notes["topics"] = [t for t in topics]
+    notes["topic_names"] = list(topics)
     return LibraryStream(name, n, topic_items, np.array(q_topic, dtype=np.int64)[keep], q_n[keep],
                          np.array(q_chosen, dtype=np.int64)[keep], sizes, edges, known, notes=notes)
 
