@@ -4,8 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from olr_core.data import load_fold
-from olr_core.rankers import ALGORITHMS, Ranker, make_ranker
+from olr_core.data import load_fold, load_library
+from olr_core.rankers import ALGORITHMS, LIBRARY_ALGORITHMS, Ranker, make_ranker
 from olr_core.rankers.offline import delta_ndcg_weights, fit_pairwise_logistic, labelled_pairs
 
 from .conftest import tiny_data
@@ -13,14 +13,21 @@ from .conftest import tiny_data
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_every_ranker_follows_the_protocol_and_ranks_a_permutation(name):
-    data = tiny_data(2)
-    ranker = make_ranker(name)
-    assert isinstance(ranker, Ranker)
-    ranker.start(data, np.random.default_rng(0))
-    for q in range(data.n_queries):
-        query = data.query(q)
-        assert sorted(ranker.rank(query).ranking) == list(range(query.n_docs))
-        assert ranker.score(query).shape == (query.n_docs,)
+    """LETOR rankers on LETOR queries, growing-library rankers on library queries (random on both)."""
+    sources = []
+    if name not in LIBRARY_ALGORITHMS or name == "random":
+        data = tiny_data(2)
+        sources.append((data, [data.query(q) for q in range(data.n_queries)]))
+    if name in LIBRARY_ALGORITHMS:
+        stream = load_library("synth-library")
+        sources.append((stream, [stream.query(t) for t in range(0, 2000, 97)]))
+    for data, queries in sources:
+        ranker = make_ranker(name)
+        assert isinstance(ranker, Ranker)
+        ranker.start(data, np.random.default_rng(0))
+        for query in queries:
+            assert sorted(ranker.rank(query).ranking) == list(range(query.n_docs))
+            assert ranker.score(query).shape == (query.n_docs,)
 
 
 @settings(max_examples=25, deadline=None)
