@@ -1,6 +1,6 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk ...]   (default: all; others keep their stored results)
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library ...]   (default: all; others keep their stored results)
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_busy  # noqa: E402
 import bench_history  # noqa: E402
+import bench_library  # noqa: E402
 import bench_loop  # noqa: E402
 import bench_parse  # noqa: E402
 import bench_topk  # noqa: E402
 
 SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run,
-          "topk": bench_topk.run}
+          "topk": bench_topk.run, "library": bench_library.run}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)
