@@ -208,3 +208,22 @@ def test_audit_records_surrogate_losses_without_changing_the_run():
     assert np.isfinite(played).all() and (played[~exploit] != model[~exploit]).all()
     with pytest.raises(ValueError, match="no played scores to audit"):
         run_online(make_ranker("dbgd"), fold, make_user("perfect", 4), 5, seed=0, audit=True)
+
+
+@pytest.mark.parametrize("name,k", [("squared", 1), ("squared", 3), ("kl", 1), ("kl", 2), ("ranksvm", 2), ("ranksvm", 4),
+                                    ("smoothdcg", 1), ("smoothdcg", 2)])
+def test_the_compiled_update_is_the_numpy_estimator(name, k):
+    """learn (compiled) and reference_learn (numpy estimate_gradient + step + projection) give the same weights."""
+    fold = load_fold("synth-mq-5g")
+    compiled, reference = make_ranker(f"topk_{name}", k=k, eta0=0.05), make_ranker(f"topk_{name}", k=k, eta0=0.05)
+    compiled.start(fold.train, np.random.default_rng(3))
+    reference.start(fold.train, np.random.default_rng(3))
+    user = make_user(f"top{k}", 4)
+    for q in range(60):
+        query = fold.train.query(q)
+        a, b = compiled.rank(query), reference.rank(query)
+        np.testing.assert_array_equal(a.ranking, b.ranking)
+        compiled.learn(query, a, user(query, a.ranking, None))
+        reference.reference_learn(query, b, user(query, b.ranking, None))
+        np.testing.assert_allclose(compiled.w, reference.w, rtol=1e-7, atol=1e-10)     # (rounding: softmax order)
+    assert np.abs(compiled.w).sum() > 0

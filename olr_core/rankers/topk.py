@@ -27,6 +27,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..data.ranking_data import Query
 from ..metrics import rank_by_scores
@@ -253,6 +254,66 @@ class _ProjectedOGD(LinearRanker):
         self.w = project_to_ball(self.w - eta * (grad_scores @ features), self.radius)
 
 
+SURROGATE_CODES = {"squared": 0, "kl": 1, "ranksvm": 2, "smoothdcg": 3}
+
+
+@njit(cache=True)
+def compiled_update(features, w, s, shown_top, grades, model_top, gamma, eta, radius, code, epsilon):
+    """One RTop-kF update in place (lines 9-11 of Algorithm 1): the estimate of
+    :func:`estimate_gradient` for the surrogate ``code`` (:data:`SURROGATE_CODES`), the step
+    w - eta X^T g and the projection onto ||w|| <= radius. The tests compare it with the numpy
+    reference. ``model_top``: boolean mask of the model's own top k."""
+    m, k, d = features.shape[0], shown_top.shape[0], features.shape[1]
+    g = np.zeros(m)
+    if code == 2:                                           # RankSVM: pairs of the top k
+        base = gamma * k * (k - 1) / (m * (m - 1)) if m > 1 else 0.0
+        for i in range(k):
+            for j in range(i + 1, k):
+                a, b = shown_top[i], shown_top[j]
+                weight = 1.0 / ((1.0 - gamma) * (1.0 if model_top[a] and model_top[b] else 0.0) + base)
+                if grades[i] > grades[j] and 1.0 + s[b] > s[a]:
+                    g[b] += weight
+                    g[a] -= weight
+                if grades[j] > grades[i] and 1.0 + s[a] > s[b]:
+                    g[a] += weight
+                    g[b] -= weight
+    else:
+        if code == 0:
+            for i in range(m):
+                g[i] = 2.0 * s[i]
+        p = np.empty(0)
+        if code == 3:                                       # softmax(s / epsilon), without overflow
+            top = s.max() / epsilon
+            p = np.exp(s / epsilon - top)
+            p /= p.sum()
+        total = 0.0
+        for r in range(k):
+            j = shown_top[r]
+            weight = 1.0 / ((1.0 - gamma) * (1.0 if model_top[j] else 0.0) + gamma * k / m)
+            if code == 0:
+                g[j] -= 2.0 * grades[r] * weight
+            elif code == 1:
+                g[j] += (np.exp(s[j]) - np.exp(grades[r])) * weight
+            else:
+                c = (2.0 ** grades[r] - 1.0) * weight * p[j] / epsilon
+                g[j] -= c
+                total += c
+        if code == 3:
+            for i in range(m):
+                g[i] += total * p[i]
+    norm = 0.0
+    for f in range(d):
+        step = 0.0
+        for i in range(m):
+            step += g[i] * features[i, f]
+        w[f] -= eta * step
+        norm += w[f] * w[f]
+    norm = np.sqrt(norm)
+    if norm > radius:
+        for f in range(d):
+            w[f] *= radius / norm
+
+
 class RTopKF(_ProjectedOGD):
     """Algorithm 1 (RTop-kF) with one surrogate; ``k`` grades of feedback per round (default:
     the fewest the surrogate needs, 1 or 2), gamma_t = gamma0 / t^gamma_power, eta_t = eta0 /
@@ -299,6 +360,18 @@ class RTopKF(_ProjectedOGD):
         if len(grades) < k:
             raise ValueError(f"topk_{self.surrogate.name} needs the grades of the top {k} documents but the user "
                              f"revealed {len(grades)}; use click model top{self.k}")
+        model_top = np.zeros(m, dtype=bool)
+        model_top[info.model_order[:k]] = True
+        self.t += 1
+        compiled_update(query.features, self.w, info.model, display.ranking[:k], grades[:k], model_top, info.gamma,
+                        self.eta0 / self.t ** self.eta_power, self.radius, SURROGATE_CODES[self.surrogate.name],
+                        getattr(self.surrogate, "epsilon", 1.0))
+
+    def reference_learn(self, query: Query, display: Display, feedback) -> None:
+        """The same update through the numpy estimator (:func:`estimate_gradient`): the tests' reference."""
+        info, m = display.info, query.n_docs
+        k = min(self.k, m)
+        grades = np.asarray(feedback.labels, dtype=np.float64)
         model_top = np.zeros(m, dtype=bool)
         model_top[info.model_order[:k]] = True
         grad = estimate_gradient(self.surrogate, info.model, display.ranking[:k], grades[:k], model_top, info.gamma)
