@@ -202,11 +202,18 @@ EDITIONS = ("instructor", "student")
 
 
 def _book_environment(data_dir) -> Path:
-    """The book's root; its kernels share the book's results store and see ``data_dir``."""
+    """The book's root; its kernels share the book's results store and see ``data_dir``.
+
+    Paths are made absolute first: the kernels run in other directories, where a relative
+    ``--data-dir`` or ``OLR_DATA_DIR`` (e.g. ``../shared/data``) would silently find nothing.
+    """
     root = project_root()
     os.environ.setdefault("OLR_RESULTS_DIR", str(root / "results"))
     if data_dir is not None:
         os.environ["OLR_DATA_DIR"] = str(data_dir)
+    for name in ("OLR_DATA_DIR", "OLR_RESULTS_DIR", "OLR_CACHE_DIR"):
+        if os.environ.get(name):
+            os.environ[name] = str(Path(os.environ[name]).expanduser().resolve())
     return root
 
 
@@ -231,6 +238,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
     if edition not in EDITIONS:
         raise ValueError(f"unknown edition {edition!r}; valid: {', '.join(EDITIONS)}")
     root = _book_environment(data_dir)
+    data_dir = None if data_dir is None else os.environ["OLR_DATA_DIR"]        # (made absolute)
     entries = select_entries(load_manifest(root), only)
     if edition == "student" and not only:
         entries = [e for e in entries if not (root / "book" / "generated" / e["notebook"]).exists()]
@@ -269,6 +277,7 @@ def standalone_notebook(name: str, output, profile: str = "quick", overrides: di
                         data_dir: str | None = None) -> Path:
     """Execute one page as a standalone notebook at ``output`` (same checks, same results store)."""
     root = _book_environment(data_dir)
+    data_dir = None if data_dir is None else os.environ["OLR_DATA_DIR"]        # (made absolute)
     entries = select_entries(load_manifest(root), name)
     if len(entries) != 1:
         raise ValueError(f"{name!r} matches {len(entries)} pages ({', '.join(e['notebook'] for e in entries)}); "

@@ -133,3 +133,20 @@ def test_the_student_edition_hides_solutions_and_unknown_editions_are_refused(tm
     assert config["bibtex_bibfiles"] == yaml.safe_load((ROOT / "_config.yml").read_text())["bibtex_bibfiles"]
     with pytest.raises(ValueError, match="unknown edition 'teacher'"):
         build_book(edition="teacher")
+
+
+def test_relative_data_and_results_paths_reach_the_kernels_as_absolute_paths(monkeypatch, tmp_path):
+    """Kernels run in other directories: a relative OLR_DATA_DIR would silently find no real data there."""
+    import os
+
+    from olr_core.book import _book_environment
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("OLR_DATA_DIR", "data")
+    monkeypatch.setenv("OLR_RESULTS_DIR", "store")
+    _book_environment(None)
+    assert os.environ["OLR_DATA_DIR"] == str(tmp_path / "data")
+    assert os.environ["OLR_RESULTS_DIR"] == str(tmp_path / "store")
+    _book_environment("./data")
+    assert os.environ["OLR_DATA_DIR"] == str(tmp_path / "data")
