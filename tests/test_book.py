@@ -139,8 +139,10 @@ def test_relative_data_and_results_paths_reach_the_kernels_as_absolute_paths(mon
     """Kernels run in other directories: a relative OLR_DATA_DIR would silently find no real data there."""
     import os
 
+    from olr_core import book
     from olr_core.book import _book_environment
 
+    monkeypatch.setattr(book, "project_root", lambda: tmp_path)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("OLR_DATA_DIR", "data")
