@@ -67,3 +67,31 @@ def test_claims_command_prints_one_json_record_per_claim(capsys, tmp_path):
         assert record["verdict"] in VERDICTS
     assert main(["claims", "nope"]) == 2
     assert "unknown paper 'nope'; valid: dsp, pairrank" in capsys.readouterr().err
+
+
+def test_run_plays_a_whole_library_stream_and_reports_table2_fields(capsys, tmp_path):
+    from olr_core.data import load_library
+
+    assert main(["run", "-a", "klrank_greedy", "-d", "synth-library-slow", "--json", "--no-store"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"] == load_library("synth-library-slow").n_queries        # no -T: the whole stream
+    assert out["avg_kl_cost"] is None and out["kl_cost_infinite"] is True        # deterministic: infinite cost
+    for key in ("avg_rel_click_distance", "clicked_first_rate", "avg_ndcg"):
+        assert 0 <= out[key] <= 1
+    assert main(["run", "-a", "klrank_gper", "-d", "synth-library", "-T", "300", "--json", "--no-store"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"] == 300 and out["kl_cost_infinite"] is False and out["avg_kl_cost"] > 0
+
+
+def test_run_on_cora_when_the_data_directory_has_it(capsys):
+    import os
+
+    from olr_core.data import DataNotFoundError, load_library
+
+    try:
+        queries = load_library("cora", os.environ.get("OLR_DATA_DIR")).n_queries
+    except DataNotFoundError as err:
+        pytest.skip(str(err))
+    assert main(["run", "-a", "random", "-d", "cora", "-T", "500", "--json", "--no-store"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"] == 500 < queries and out["avg_kl_cost"] > 0
