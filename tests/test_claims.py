@@ -193,3 +193,13 @@ def test_the_books_profiles_run_what_the_claims_judge():
             params, sizes = parameters_for(entries[page], profile), module.PROFILES[profile][experiment]
             assert (params["seeds"], params["rounds"]) == (sizes["seeds"], sizes["rounds"]), (page, profile)
         assert parameters_for(entries["claims"], profile)["profile"] == profile
+
+
+def test_an_exact_difference_is_certain_and_a_tiny_sample_is_not_tested():
+    from olr_core.claims import paired_test
+
+    assert np.isnan(paired_test(np.array([1.0, 2.0]), np.array([0.0, 0.0])))            # below MIN_PAIRS
+    assert paired_test(np.full(5, 3.0), np.full(5, 2.5)) == 0.0                          # same difference each run
+    assert paired_test(np.full(5, 3.0), np.full(5, 3.0)) == 1.0
+    p = paired_test(np.array([1.0, 1.2, 0.9, 1.1, 1.05]), np.array([1.0, 1.1, 1.0, 1.0, 1.0]))
+    assert 0 < p < 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claims import Claim
+from ..claims import RATE_TOLERANCE, Claim
 from ..data.registry import load_fold
 from ..experiments import ResultStore, spec_key
 from . import topk
@@ -23,12 +23,11 @@ PAPER = "topk"
 TITLE = "Online learning to rank with top-k feedback (RTop-kF), Chaudhuri and Tewari, AISTATS 2016"
 PAPER_RUNS = "1 run, 100,000 (Yandex) or 200,000 (Yahoo!) queries"
 PROFILES = {"tiny": {"figure1": {"seeds": 1, "rounds": 300}, "regret": {"seeds": 1, "rounds": 640}},
-            "quick": {"figure1": {"seeds": 5, "rounds": 10000}, "regret": {"seeds": 3, "rounds": 20000}},
+            "quick": {"figure1": {"seeds": 5, "rounds": 10000}, "regret": {"seeds": 2, "rounds": 10000}},
             "paper": {"figure1": {"seeds": 5, "rounds": 100000}, "regret": {"seeds": 10, "rounds": 200000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "yahoo", "yandex-im2009"]
 REGRET_DATASET = "synth-mq-linear"
 CONFIGS = ("text", "script")
-RATE_TOLERANCE = 0.1       # a measured slope up to 2/3 + 0.1 counts as the T^(2/3) rate
 
 AVERAGE = "mean_online_ndcg10"
 CELLS = ("dataset",)
