@@ -1,7 +1,9 @@
 """One house style for every figure of the book (matplotlib + seaborn).
 
 - One colour and one line style per algorithm for the whole book (:data:`ALGORITHM_STYLES`,
-  keyed by the command-line name; a DSP variant shares its base's colour, dashed), and one
+  keyed by the command-line name; a DSP variant shares its base's colour, dashed; the
+  growing-library rankers, which never share a figure with the LETOR learners, reuse
+  colours with a dotted line), and one
   per user type (:data:`USER_STYLES`). Other hue values (e.g. rank positions) take the
   palette in order of appearance.
 - Bands: a 95% t-interval of the mean when every point rests on at least
@@ -24,13 +26,18 @@ _PALETTE = sns.color_palette("colorblind", 10) + sns.color_palette("dark", 10)
 # Every algorithm of the book, in the order legends list them.
 ALGORITHM_ORDER = ["pairrank_c", "pairrank_r", "pdgd", "sgd_ranknet", "epsilon_greedy", "dbgd", "dbgd_dsp", "mgd",
                    "mgd_dsp", "nsgd", "nsgd_dsp", "topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg",
-                   "listnet_full", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
+                   "listnet_full", "klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits",
+                   "pagerank", "mcrank", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
 _BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "epsilon_greedy": 5, "dbgd": 1,
                 "mgd": 3, "nsgd": 8, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 6, "random": 14,
-                "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15}
-ALGORITHM_STYLES = {     # DSP variants dashed; learners from top-k feedback dash-dotted
+                "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
+                "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 8,
+                "pagerank": 9, "mcrank": 5}
+_LIBRARY = {"klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank", "mcrank"}
+ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; growing-library rankers dotted
     name: {"color": _PALETTE[_BASE_COLOUR[name.removesuffix("_dsp")]],
-           "linestyle": "--" if name.endswith("_dsp") else "-." if name.startswith("topk_") else "-"}
+           "linestyle": "--" if name.endswith("_dsp") else "-." if name.startswith("topk_") else
+           ":" if name in _LIBRARY else "-"}
     for name in ALGORITHM_ORDER
 }
 USER_STYLES = {"perfect": {"color": _PALETTE[0], "linestyle": "-"},

@@ -237,11 +237,11 @@ class LibraryPreset:
 
 LIBRARY_PRESETS = {
     p.name: p for p in [
-        LibraryPreset("synth-library", "Growing library: 10 topics, 0.2 new items per query, Plackett-Luce users"),
-        LibraryPreset("synth-library-slow", "Growing library, slow growth (0.02 new items per query)", growth=0.02),
-        LibraryPreset("synth-library-fast", "Growing library, fast growth (1 new item per query)", growth=1.0),
-        LibraryPreset("synth-library-adversarial", "Growing library whose users pick the item the ranker scores "
-                      "lowest (Remark 3.1)", adversarial=True),
+        LibraryPreset("synth-library", "10 topics, 0.2 new items per query, Plackett-Luce users"),
+        LibraryPreset("synth-library-slow", "slow growth (0.02 new items per query)", growth=0.02),
+        LibraryPreset("synth-library-fast", "fast growth (1 new item per query)", growth=1.0),
+        LibraryPreset("synth-library-adversarial", "users pick the item the ranker scores lowest (Remark 3.1)",
+                      adversarial=True),
     ]
 }
 
