@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from common import data_dir, olr_run_seconds
+
 CASES = [("pairrank_c", 5_000, {}), ("pdgd", 10_000, {}), ("dbgd", 50_000, {}),
          ("pairrank_c", 5_000, {"OLR_BLAS_THREADS": str(os.cpu_count() or 2)})]
 BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"

@@ -1,6 +1,7 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library ...]   (default: all; others keep their stored results)
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library ...]
+(default: all; suites not named keep their stored results)
 """
 
 from __future__ import annotations

@@ -81,9 +81,8 @@ def cmd_data(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .experiments import ResultStore, RunSpec, execute, spec_key
-
     from .data import get_spec, load_library
+    from .experiments import ResultStore, RunSpec, execute, spec_key
 
     library = get_spec(args.dataset).library
     if args.rounds is None:             # a library stream is played whole; other data: 1,000 rounds

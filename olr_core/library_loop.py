@@ -10,10 +10,10 @@ feedback is a :class:`olr_core.users.Choice` with the chosen item's index among 
 candidates and its position in the shown list.
 
 Recorded per step: the rank of the chosen item (1 = first) and the K-L cost
--log P(the chosen item is ranked first) under the policy that produced the ranking. Any
-ranker that does not state its first-place probabilities is deterministic, and its cost is 0 when the chosen item is first
-and infinite otherwise (the paper's Table 2 convention). A random policy says so by putting
-``log_first`` (log P(first = each candidate)) in its display's ``info`` dict. The same four random streams as the
+-log P(the chosen item is ranked first) under the policy that produced the ranking. A random
+policy says so by putting ``log_first`` (log P(first = each candidate)) in its display's
+``info`` dict; any other ranker is deterministic, and its cost is 0 when the chosen item is
+first and infinite otherwise (the paper's Table 2 convention). The same four random streams as the
 other loop (queries are the stream's own, so that stream is unused).
 """
 

@@ -187,7 +187,8 @@ def test_the_books_profiles_run_what_the_claims_judge():
         for page in ("pairrank_figure3", "pairrank_figure6"):
             params = parameters_for(entries[page], profile)
             assert (params["seeds"], params["rounds"]) == (pr["seeds"], pr["rounds"]), (page, profile)
-        for module, page, experiment in ((topk_claims, "topk_figure1", "figure1"), (topk_claims, "topk_theory", "regret"),
+        for module, page, experiment in ((topk_claims, "topk_figure1", "figure1"),
+                                         (topk_claims, "topk_theory", "regret"),
                                          (klrank_claims, "klrank_table2", "table2"),
                                          (klrank_claims, "klrank_regret", "regret")):
             params, sizes = parameters_for(entries[page], profile), module.PROFILES[profile][experiment]

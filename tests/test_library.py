@@ -13,7 +13,6 @@ from scipy import stats
 from olr_core.data import load_library
 from olr_core.data.library import (
     LibraryDataError,
-    LibraryQuery,
     LibraryStream,
     cora_stream,
     entry_order,
@@ -145,15 +144,21 @@ def test_gper_stays_in_its_growing_ball_and_restarts():
     ranker = make_ranker("klrank_gper", alpha=0.5)
     run_library(ranker, stream, seed=1)
     assert ranker.theta.norm() <= ranker.schedule.radius(300) + 1e-12
-    reset = make_ranker("klrank_gper", alpha=0.5, reset=True)
-    reset.start(stream, np.random.default_rng(0))
-    for t in range(1, 9):
+    # with reset=True, the first step of each cycle (t = 2, 4, 8, ...) starts from theta = 0: afterwards
+    # only that query's candidates are non-zero; without it the earlier steps' items stay non-zero too
+    kept, reset = make_ranker("klrank_gper", alpha=0.5), make_ranker("klrank_gper", alpha=0.5, reset=True)
+    for ranker in (kept, reset):
+        ranker.start(stream, np.random.default_rng(0))
+    kept_wider = False
+    for t in range(1, 17):
         query = stream.query(t)
-        display = reset.rank(query)
-        reset.learn(query, display, Choice(int(stream.chosen[t]), 0))
-        if t in (1, 3, 7):                          # the next step opens a cycle: theta restarts from zero there
-            assert reset.theta.norm() > 0
-    assert reset.t == 8
+        for ranker in (kept, reset):
+            ranker.learn(query, ranker.rank(query), Choice(int(stream.chosen[t]), 0))
+        if t in (2, 4, 8, 16):
+            outside = np.setdiff1d(np.arange(stream.n_items), query.candidates)
+            assert np.all(reset.theta.dense()[outside] == 0), t
+            kept_wider |= bool(np.any(kept.theta.dense()[outside] != 0))
+    assert kept_wider
 
 
 def test_mcrank_online_matches_its_offline_closed_form():

@@ -210,8 +210,8 @@ def test_audit_records_surrogate_losses_without_changing_the_run():
         run_online(make_ranker("dbgd"), fold, make_user("perfect", 4), 5, seed=0, audit=True)
 
 
-@pytest.mark.parametrize("name,k", [("squared", 1), ("squared", 3), ("kl", 1), ("kl", 2), ("ranksvm", 2), ("ranksvm", 4),
-                                    ("smoothdcg", 1), ("smoothdcg", 2)])
+@pytest.mark.parametrize("name,k", [("squared", 1), ("squared", 3), ("kl", 1), ("kl", 2), ("ranksvm", 2),
+                                    ("ranksvm", 4), ("smoothdcg", 1), ("smoothdcg", 2)])
 def test_the_compiled_update_is_the_numpy_estimator(name, k):
     """learn (compiled) and reference_learn (numpy estimate_gradient + step + projection) give the same weights."""
     fold = load_fold("synth-mq-5g")

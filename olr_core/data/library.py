@@ -49,8 +49,8 @@ class LibraryStream:
     ``topic_items[k]``: the items of topic k in entry order; query t has topic ``topic[t]``,
     candidates ``topic_items[topic[t]][:n_candidates[t]]``, the chosen item's index among
     them ``chosen[t]``, and ``library_size[t]`` items in the library. ``citations``
-    (citing, cited) pairs sorted by the citing item's entry, and ``citations_known[t]``: how
-    many of them were made by items already in the library at query t (for HITS / PageRank).
+    (citing, cited) pairs sorted by the citing item's entry (for HITS / PageRank: the citations
+    known at query t are those whose citing item entered before ``library_size[t]``).
     Items are numbered in entry order: item i entered i-th.
     """
 
@@ -62,7 +62,6 @@ class LibraryStream:
     chosen: np.ndarray
     library_size: np.ndarray
     citations: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
-    citations_known: np.ndarray | None = None
     adversarial: bool = False
     notes: dict = field(default_factory=dict)
     fitness: np.ndarray | None = None          # the synthetic user's true item fitness (None for real data)
@@ -213,11 +212,10 @@ def _citation_stream(name, order, position, topic_of, topics, pairs, notes) -> L
     keep = ~single
     edges = np.stack([citing[~forward], cited[~forward]], axis=1)
     sizes = np.array(q_size, dtype=np.int64)[keep]
-    known = np.searchsorted(edges[:, 0], sizes, side="left")     # citations made by papers entered before
     notes["queries"] = int(keep.sum())
     notes["topic_names"] = list(topics)
     return LibraryStream(name, n, topic_items, np.array(q_topic, dtype=np.int64)[keep], q_n[keep],
-                         np.array(q_chosen, dtype=np.int64)[keep], sizes, edges, known, notes=notes)
+                         np.array(q_chosen, dtype=np.int64)[keep], sizes, edges, notes=notes)
 
 
 # -- a synthetic growing library -------------------------------------------------------------------

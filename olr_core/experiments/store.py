@@ -7,6 +7,7 @@ and the run counts as absent, so the next grid recomputes it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import zipfile
@@ -29,6 +30,24 @@ class CorruptResultError(ValueError):
 def default_store_dir() -> Path:
     """``$OLR_RESULTS_DIR`` or ``./results``."""
     return Path(os.environ.get("OLR_RESULTS_DIR", "results"))
+
+
+def cached_array(kind: str, key_parts: list, compute, extra: bytes = b"") -> np.ndarray:
+    """``compute()`` (an array derived from stored runs, e.g. a regret comparator), kept as
+    ``<store>/<kind>/<hash>.npy`` keyed by ``key_parts`` (JSON) and ``extra`` bytes; an absent or
+    unreadable file is computed again, and a file is only ever written whole."""
+    key = hashlib.sha256(json.dumps(key_parts).encode() + extra).hexdigest()[:20]
+    path = default_store_dir() / kind / f"{key}.npy"
+    try:
+        return np.load(path)
+    except (OSError, ValueError):
+        pass
+    values = np.asarray(compute())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(partial, values)
+    os.replace(partial, path)
+    return values
 
 
 class ResultStore:

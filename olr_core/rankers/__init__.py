@@ -13,10 +13,10 @@ from ..params import Param, check_all
 from .base import BaseRanker, Display, LinearRanker, Ranker
 from .baselines import OracleRanker, RandomRanker
 from .dueling import DBGD, MGD, NSGD
+from .library import HITS, CategoryRanking, KLRank, McRank, OnlineRankNet, PageRank
 from .offline import OfflineLambdaRank, OfflineRankNet
 from .pairwise import EpsilonGreedyRankNet, PairRank, SGDRankNet
 from .pdgd import PDGD
-from .library import HITS, CategoryRanking, KLRank, McRank, OnlineRankNet, PageRank
 from .topk import ListNetFull, RTopKF
 
 ALGORITHMS: dict[str, type] = {
@@ -92,6 +92,6 @@ def make_ranker(name: str, **params) -> Ranker:
     return get_algorithm(name)(**check_parameters(name, params))
 
 
-__all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank", "OfflineRankNet",
-           "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "check_parameters", "declared_parameters",
-           "get_algorithm", "make_ranker"]
+__all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank",
+           "OfflineRankNet", "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "check_parameters",
+           "declared_parameters", "get_algorithm", "make_ranker"]

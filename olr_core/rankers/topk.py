@@ -207,7 +207,7 @@ def estimate_gradient(surrogate: Surrogate, s: np.ndarray, shown_top: np.ndarray
     return surrogate.sampled(s, (a, b), (grades[first], grades[second]), weight)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ordered_pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
     """Both orders (i, j) and (j, i) of every pair i < j of k positions."""
     i, j = np.triu_indices(k, 1)

@@ -10,10 +10,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-
 import numpy as np
 import pandas as pd
 from scipy import optimize
@@ -22,7 +18,7 @@ from scipy.special import logsumexp
 from ..data.library import LibraryStream
 from ..data.registry import load_library
 from ..experiments import RunSpec
-from ..experiments.store import default_store_dir
+from ..experiments.store import cached_array
 from ..rankers import LIBRARY_ALGORITHMS
 
 ALGORITHMS = list(LIBRARY_ALGORITHMS)
@@ -106,20 +102,10 @@ def best_fixed_policy(stream: LibraryStream, chosen: np.ndarray, begin: int, end
     (lower, upper). The lower bound is the Lagrangian dual value min_theta f + lam (||theta||^2 - r^2)
     (valid for any lam >= 0 when the inner minimum is reached); the upper bound is f at the projection
     of that minimiser onto the ball. lam is found by bisection on log lam so that ||theta(lam)|| = r."""
-    key = hashlib.sha256(json.dumps([COMPARATOR_VERSION, stream.fingerprint(), begin, end, radius]).encode()
-                         + np.ascontiguousarray(chosen[begin:end]).tobytes()).hexdigest()[:20]
-    path = default_store_dir() / "comparators" / f"kl-{key}.npy"
-    try:
-        lower, upper = np.load(path)
-        return float(lower), float(upper)
-    except (OSError, ValueError):
-        pass                                 # absent or unreadable: compute it again
-    lower, upper = _best_fixed_policy(stream, chosen, begin, end, radius)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(partial, np.array([lower, upper]))
-    os.replace(partial, path)
-    return lower, upper
+    lower, upper = cached_array("comparators", [COMPARATOR_VERSION, "kl", stream.fingerprint(), begin, end, radius],
+                                lambda: _best_fixed_policy(stream, chosen, begin, end, radius),
+                                np.ascontiguousarray(chosen[begin:end]).tobytes())
+    return float(lower), float(upper)
 
 
 COMPARATOR_VERSION = 1          # bump when the optimisation below changes

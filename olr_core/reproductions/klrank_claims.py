@@ -78,8 +78,8 @@ def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = 
     """Columns the claims read: metrics made larger-is-better, and the regret slope of each run."""
     if name == "table2":
         cost = frame["avg_kl_cost"].astype(float).fillna(np.inf)
-        return frame.assign(avg_kl_cost=cost, neg_kl_cost=-cost, neg_rel_click_distance=-frame["avg_rel_click_distance"],
-                            finite_kl_cost=np.isfinite(cost).astype(float))
+        return frame.assign(avg_kl_cost=cost, neg_kl_cost=-cost, finite_kl_cost=np.isfinite(cost).astype(float),
+                            neg_rel_click_distance=-frame["avg_rel_click_distance"])
     store = store or ResultStore()
     stream = load_library(REGRET_DATASET)
     slopes = []

@@ -13,10 +13,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
-import os
 
 import numpy as np
 import pandas as pd
@@ -24,9 +21,8 @@ from scipy import optimize
 
 from ..data.ranking_data import RankingData
 from ..experiments import RunSpec
-from ..experiments.store import default_store_dir
+from ..experiments.store import cached_array
 from ..loop import query_sequence
-from ..rankers.topk import make_surrogate
 
 ALGORITHMS = ["topk_squared", "topk_kl", "topk_ranksvm", "topk_smoothdcg", "listnet_full", "random"]
 TOPK = ALGORITHMS[:4]
@@ -145,27 +141,20 @@ COMPARATOR_VERSION = 1          # bump when BatchLoss or best_fixed change
 
 def comparators(surrogate: str, data: RankingData, rounds: int, seed: int, horizons: tuple, radius: float):
     """The best fixed loss at each horizon for one seed's query sequence (shared by every learner
-    run with that seed: their queries are the same). Kept in the results store's folder, keyed by
-    everything it depends on, so the theory page and the verdicts compute it once."""
-    key = hashlib.sha256(json.dumps([COMPARATOR_VERSION, surrogate, data.fingerprint(), rounds, seed, [int(h) for h in horizons],
-                                     radius]).encode()).hexdigest()[:20]
-    path = default_store_dir() / "comparators" / f"{key}.npy"
-    try:
-        return np.load(path)
-    except (OSError, ValueError):
-        pass                                 # absent or unreadable: compute it again
-    loss = BatchLoss(surrogate, data)
-    queries = query_sequence(data.n_queries, rounds, seed)
-    values, w = [], None
-    for T in horizons:
-        counts = np.bincount(queries[:T], minlength=data.n_queries).astype(float)
-        value, w = best_fixed(loss, counts, radius, w)
-        values.append(value)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(partial, np.array(values))
-    os.replace(partial, path)                # (never a half-written file under the final name)
-    return np.array(values)
+    run with that seed: their queries are the same), computed once and kept beside the runs."""
+
+    def compute():
+        loss = BatchLoss(surrogate, data)
+        queries = query_sequence(data.n_queries, rounds, seed)
+        values, w = [], None
+        for T in horizons:
+            counts = np.bincount(queries[:T], minlength=data.n_queries).astype(float)
+            value, w = best_fixed(loss, counts, radius, w)
+            values.append(value)
+        return values
+
+    key = [COMPARATOR_VERSION, surrogate, data.fingerprint(), rounds, seed, [int(h) for h in horizons], radius]
+    return cached_array("comparators", key, compute)
 
 
 def loglog_slope(T: np.ndarray, regret: np.ndarray) -> float:
