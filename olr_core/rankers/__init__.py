@@ -14,6 +14,7 @@ from .base import BaseRanker, Display, LinearRanker, Ranker
 from .baselines import OracleRanker, RandomRanker
 from .dueling import DBGD, MGD, NSGD
 from .library import HITS, CategoryRanking, KLRank, McRank, OnlineRankNet, PageRank
+from .neural import NeuralLambdaRankGT, NeuralPairRank
 from .offline import OfflineLambdaRank, OfflineRankNet
 from .pairwise import EpsilonGreedyRankNet, PairRank, SGDRankNet
 from .pdgd import PDGD
@@ -40,6 +41,11 @@ ALGORITHMS: dict[str, type] = {
     "topk_ranksvm": functools.partial(RTopKF, surrogate="ranksvm"),
     "topk_smoothdcg": functools.partial(RTopKF, surrogate="smoothdcg"),
     "listnet_full": ListNetFull,
+    "olranknet": NeuralPairRank,
+    "ollambdarank": functools.partial(NeuralPairRank, weighting="lambda"),
+    "ollambdarank_gt": NeuralLambdaRankGT,
+    "neural_dbgd": functools.partial(DBGD, scorer="relu", hidden=100),
+    "neural_pdgd": functools.partial(PDGD, scorer="relu", hidden=100, learning_rate=0.01),
     "klrank_gper": functools.partial(KLRank, policy="random"),
     "klrank_greedy": functools.partial(KLRank, policy="greedy"),
     "online_ranknet_gper": OnlineRankNet,

@@ -39,7 +39,7 @@ class DuelingRanker(BaseRanker):
     n_candidates = 1
     PARAMS = {"learning_rate": positive(), "step": positive(), "decay": between(0, 1, low_open=True),
               "multileave": choice(*MULTILEAVING), "tau": positive(), "shared_prefix": FLAG,
-              "scorer": choice("linear", "mlp"), "hidden": at_least(1), "dsp": FLAG, "dsp_k": at_least(0),
+              "scorer": choice("linear", "mlp", "relu"), "hidden": at_least(1), "dsp": FLAG, "dsp_k": at_least(0),
               "dsp_r": at_least(0), "dsp_oracle": FLAG, "dsp_lambda": between(0, 1), "dsp_renormalize": FLAG,
               "cutoff": at_least(1)}
 

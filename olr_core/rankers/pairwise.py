@@ -199,6 +199,27 @@ def certain_blocks(certain: np.ndarray, scores: np.ndarray, rng: np.random.Gener
     return order, starts
 
 
+def display_certain_orders(certain: np.ndarray, scores: np.ndarray, rng: np.random.Generator,
+                           conservative: bool, top: int = 10) -> Display:
+    """The list of PairRank's Algorithm 1 (lines 7-8) for any scorer: documents in blocks of
+    uncertain pairs, each block shuffled (R) or randomly topologically sorted along its certain
+    orders (C, ``conservative``). Diagnostics: the number of blocks, of uncertain pairs, the block
+    size at each of the first ``top`` positions, and the share of certain orders among the pairs
+    shown in the first ``top`` positions (Jia & Wang 2022, Figure 6)."""
+    order, starts = certain_blocks(certain, scores, rng)
+    ranking = _order_blocks(certain, order, starts, rng.random(len(scores)), conservative)
+    sizes = np.diff(starts)
+    size_at = np.repeat(sizes, sizes)
+    n = len(scores)
+    shown = ranking[:top]
+    decided = certain[np.ix_(shown, shown)]
+    shown_pairs = len(shown) * (len(shown) - 1) / 2
+    stats = {"n_blocks": float(len(sizes)), "uncertain_pairs": float(n * (n - 1) / 2 - certain.sum()),
+             "certain_ratio_top": float((decided | decided.T).sum() / 2 / shown_pairs) if shown_pairs else 1.0}
+    stats.update({f"block_size_at_{r}": float(size_at[r - 1]) for r in range(1, top + 1) if r <= len(size_at)})
+    return Display(ranking, stats=stats)
+
+
 class PairRank(_FittedRankNet):
     """PairRank_R (``variant="R"``) or PairRank_C (``variant="C"``), Algorithm 1 of Jia et al. (2021).
 
@@ -252,14 +273,7 @@ class PairRank(_FittedRankNet):
 
     def rank(self, query) -> Display:
         certain, scores = self.certain_pairs(query.features)
-        order, starts = certain_blocks(certain, scores, self.rng)
-        ranking = _order_blocks(certain, order, starts, self.rng.random(len(scores)), self.variant == "C")
-        sizes = np.diff(starts)
-        size_at = np.repeat(sizes, sizes)
-        n = len(scores)
-        stats = {"n_blocks": float(len(sizes)), "uncertain_pairs": float(n * (n - 1) / 2 - certain.sum())}
-        stats.update({f"block_size_at_{r}": float(size_at[r - 1]) for r in range(1, 11) if r <= len(size_at)})
-        return Display(ranking, stats=stats)
+        return display_certain_orders(certain, scores, self.rng, self.variant == "C")
 
     def learn(self, query, display, feedback) -> dict:
         Z = click_pair_differences(query, display, feedback, self.rng, self.pairing)

@@ -91,8 +91,8 @@ def pdgd_score_gradient(s, clicks, cutoff):
 class PDGD(BaseRanker):
     """PDGD with a linear or MLP scorer; learning rate decayed by ``decay`` per update."""
 
-    PARAMS = {"learning_rate": positive(), "decay": between(0, 1, low_open=True), "scorer": choice("linear", "mlp"),
-              "hidden": at_least(1), "cutoff": at_least(1)}
+    PARAMS = {"learning_rate": positive(), "decay": between(0, 1, low_open=True),
+              "scorer": choice("linear", "mlp", "relu"), "hidden": at_least(1), "cutoff": at_least(1)}
 
     def __init__(self, learning_rate: float = 0.1, decay: float = 0.9999977, scorer: str = "linear",
                  hidden: int = 10, cutoff: int = 10):

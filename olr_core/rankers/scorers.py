@@ -79,14 +79,79 @@ class MLPScorer:
         return np.einsum("mnh,mh->mn", hidden, w2)
 
 
-SCORERS = {"linear": LinearScorer, "mlp": MLPScorer}
+class ReLUScorer:
+    """The two-layer ReLU network of Jia & Wang (2022), Sec. 3.2: f(x) = sqrt(m) w2 . relu(W1 x).
+
+    theta = [W1 (m x d), w2 (m)], p = m (d + 1), no biases. Initialised as in their
+    Algorithm 1, line 2: W1 = [W; W] with W ~ N(0, 4/m) and w2 = [w; -w] with w ~ N(0, 2/m),
+    so that the initial network scores every document 0 (the width m must be even).
+    """
+
+    linear = False
+
+    def __init__(self, hidden: int = 100):
+        if int(hidden) < 2 or int(hidden) % 2:
+            raise ValueError(f"option hidden={hidden!r} is invalid; the ReLU network needs an even width >= 2")
+        self.hidden = int(hidden)
+
+    def n_params(self, n_features: int) -> int:
+        return self.hidden * (n_features + 1)
+
+    def init(self, n_features: int, rng: np.random.Generator) -> np.ndarray:
+        m, half = self.hidden, self.hidden // 2
+        W = rng.normal(0.0, np.sqrt(4.0 / m), (half, n_features))
+        w = rng.normal(0.0, np.sqrt(2.0 / m), half)
+        return np.concatenate([np.vstack([W, W]).ravel(), w, -w])
+
+    def split(self, theta: np.ndarray, d: int):
+        """(W1, w2) views of ``theta`` (leading axes of ``theta`` kept)."""
+        m = self.hidden
+        return theta[..., : m * d].reshape(*theta.shape[:-1], m, d), theta[..., m * d:]
+
+    def hidden_layer(self, X: np.ndarray, theta: np.ndarray):
+        """W1 x and relu(W1 x) for each row of X (n x m each)."""
+        W1, _ = self.split(theta, X.shape[1])
+        pre = X @ W1.T
+        return pre, np.maximum(pre, 0.0)
+
+    def scores(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        _, w2 = self.split(theta, X.shape[1])
+        return np.sqrt(self.hidden) * (self.hidden_layer(X, theta)[1] @ w2)
+
+    def scores_many(self, X: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+        W1, w2 = self.split(thetas, X.shape[1])
+        hidden = np.maximum(np.einsum("nd,khd->knh", X, W1), 0.0)
+        return np.sqrt(self.hidden) * np.einsum("knh,kh->kn", hidden, w2)
+
+    def backward(self, X: np.ndarray, theta: np.ndarray, dscores: np.ndarray) -> np.ndarray:
+        """sum_i dscores_i g(x_i), g = d f / d theta (one matrix product per layer)."""
+        _, w2 = self.split(theta, X.shape[1])
+        pre, hidden = self.hidden_layer(X, theta)
+        root = np.sqrt(self.hidden)
+        d_pre = (dscores[:, None] * (pre > 0)) * (root * w2)            # n x m
+        return np.concatenate([(d_pre.T @ X).ravel(), root * (hidden.T @ dscores)])
+
+    def document_gradients(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """g(x_i) for every row: an n x p matrix (the tangent features of Sec. 3.2)."""
+        _, w2 = self.split(theta, X.shape[1])
+        pre, hidden = self.hidden_layer(X, theta)
+        root = np.sqrt(self.hidden)
+        gate = (pre > 0) * (root * w2)                                   # n x m
+        n = len(X)
+        return np.concatenate([(gate[:, :, None] * X[:, None, :]).reshape(n, -1), root * hidden], axis=1)
+
+
+SCORERS = {"linear": LinearScorer, "mlp": MLPScorer, "relu": ReLUScorer}
 
 
 def make_scorer(name: str, hidden: int = 10):
+    """``linear``; ``mlp`` (tanh, with biases, ``hidden`` units); ``relu`` (the neural chapter's network)."""
     if name == "linear":
         return LinearScorer()
     if name == "mlp":
         return MLPScorer(hidden)
+    if name == "relu":
+        return ReLUScorer(hidden)
     raise ValueError(f"unknown scorer {name!r}; valid: {', '.join(SCORERS)}")
 
 
@@ -100,6 +165,8 @@ def scorer_backward(scorer, X: np.ndarray, theta: np.ndarray, dscores: np.ndarra
     """sum_i dscores_i * d s(x_i) / d theta: the chain rule through a scorer (for PDGD)."""
     if scorer.linear:
         return X.T @ dscores
+    if hasattr(scorer, "backward"):
+        return scorer.backward(X, theta, dscores)
     W1, b1, w2 = scorer._split(theta, X.shape[1])
     hidden = np.tanh(X @ W1.T + b1)                       # n x h
     d_w2 = hidden.T @ dscores
