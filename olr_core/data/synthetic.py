@@ -39,7 +39,8 @@ class SyntheticPreset:
     query_spread: float = 1.0
     seed: int = 20260101
     description: str = ""
-    relevance: str = "latent"      # "latent": non-linear in the features; "linear": linear in them
+    relevance: str = "latent"      # "latent": non-linear in the features; "linear": linear in them;
+    #                                "network": a known small ReLU network of the features
 
     @property
     def max_grade(self) -> int:
@@ -62,6 +63,9 @@ PRESETS = {
                         description="MSLR-WEB10K-sized with three grades 0-2"),
         SyntheticPreset("synth-mq-linear", 800, 20, 46, THREE_GRADES, 1.6, relevance="linear",
                         description="MQ2008-sized, relevance linear in the features (PairRank's well-specified case)"),
+        SyntheticPreset("synth-mq-net", 800, 20, 46, FIVE_GRADES, 1.0, relevance="network",
+                        description="MQ2008-sized, five grades, relevance a known ReLU network of the features "
+                                    "(the neural rankers' well-specified case)"),
     ]
 }
 
@@ -73,8 +77,8 @@ def _query_sizes(rng, n_queries, mean):
 
 def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     """All queries of a synthetic data set (see the module docstring for the model)."""
-    if preset.relevance == "linear":
-        return _generate_linear(preset, seed)
+    if preset.relevance in ("linear", "network"):
+        return _generate_explicit(preset, seed)
     rng = np.random.default_rng(preset.seed if seed is None else seed)
     sizes = _query_sizes(rng, preset.n_queries, preset.docs_per_query)
     n_docs = int(sizes.sum())
@@ -93,16 +97,38 @@ def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     return data.query_minmax_normalized()
 
 
-def _generate_linear(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
-    """Features uniform in [0, 1] (no normalisation needed) and utility ``x . beta + b_q + 0.3 n``:
-    a linear ranker can order every query perfectly up to the label noise."""
+NETWORK_WIDTH = 8
+
+
+def relevance_network(n_features: int, seed: int):
+    """The known network of the ``network`` presets, ``NETWORK_WIDTH`` ReLU units in pairs of
+    opposite sign: u(x) = sum_k v_k (relu(w_k . x + b_k) + relu(-w_k . x - b_k)) = sum_k v_k |w_k . x + b_k|,
+    W ~ N(0, 9/d), b_k centring w_k . x on uniform features, v ~ |N(0, 1)|. Folded about a
+    hyperplane, the utility is far from any linear function (a linear fit explains about 2 % of it)."""
+    rng = np.random.default_rng(seed)
+    half = NETWORK_WIDTH // 2
+    W = rng.standard_normal((half, n_features)) * 3.0 / np.sqrt(n_features)
+    b = -W.sum(axis=1) * 0.35                     # features average 0.35 (uniform, 30 % zeros)
+    v = np.abs(rng.standard_normal(half))
+    return lambda X: (np.maximum(X @ W.T + b, 0.0) + np.maximum(-(X @ W.T) - b, 0.0)) @ v
+
+
+def _generate_explicit(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
+    """Features uniform in [0, 1], 30 % of them zero (no normalisation needed), and utility
+    ``h(x) + b_q + 0.3 n`` with ``h`` linear (``x . beta``; PairRank's well-specified case) or
+    :func:`relevance_network` (the neural rankers' well-specified case)."""
     rng = np.random.default_rng(preset.seed if seed is None else seed)
     sizes = _query_sizes(rng, preset.n_queries, preset.docs_per_query)
     n_docs = int(sizes.sum())
     features = rng.random((n_docs, preset.n_features)) * (rng.random((n_docs, preset.n_features)) < 0.7)
-    beta = rng.standard_normal(preset.n_features) / np.sqrt(preset.n_features) * 3.0
+    if preset.relevance == "linear":
+        beta = rng.standard_normal(preset.n_features) / np.sqrt(preset.n_features) * 3.0
+        signal = features @ beta
+    else:
+        signal = relevance_network(preset.n_features, int(rng.integers(2 ** 31)))(features)
+        signal = signal / signal.std() * 1.5
     difficulty = np.repeat(rng.normal(0.0, preset.query_spread, preset.n_queries), sizes)
-    utility = features @ beta + difficulty + 0.3 * rng.standard_normal(n_docs)
+    utility = signal + difficulty + 0.3 * rng.standard_normal(n_docs)
     thresholds = np.quantile(utility, np.cumsum(preset.grade_shares)[:-1])
     labels = np.searchsorted(thresholds, utility, side="right").astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

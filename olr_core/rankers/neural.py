@@ -152,7 +152,7 @@ class NeuralPairRank(BaseRanker):
                  optimizer: str = "adam", regularizer: str = "paper", training: str = "replay", steps: int = 4,
                  batch: int = 128, replay: int = 5000, epochs: int = 1, uncertainty: str = "diagonal",
                  weighting: str = "none", pairing: str = "adjacent", explore: bool = True):
-        self.scorer = ReLUScorer(width)
+        self.scorer = ReLUScorer(width, option="width")
         self.width, self.alpha, self.l2, self.learning_rate = int(width), float(alpha), float(l2), float(learning_rate)
         self.optimizer, self.regularizer, self.training = optimizer, regularizer, training
         self.steps, self.batch, self.replay, self.epochs = int(steps), int(batch), int(replay), int(epochs)
@@ -297,7 +297,7 @@ class NeuralLambdaRankGT(BaseRanker):
 
     def __init__(self, width: int = 100, l2: float = 0.0, learning_rate: float = 0.01, steps: int = 4,
                  batch_queries: int = 8, replay: int = 5000):
-        self.scorer = ReLUScorer(width)
+        self.scorer = ReLUScorer(width, option="width")
         self.width, self.l2, self.learning_rate = int(width), float(l2), float(learning_rate)
         self.steps, self.batch_queries, self.replay = int(steps), int(batch_queries), int(replay)
 

@@ -89,9 +89,9 @@ class ReLUScorer:
 
     linear = False
 
-    def __init__(self, hidden: int = 100):
+    def __init__(self, hidden: int = 100, option: str = "hidden"):
         if int(hidden) < 2 or int(hidden) % 2:
-            raise ValueError(f"option hidden={hidden!r} is invalid; the ReLU network needs an even width >= 2")
+            raise ValueError(f"option {option}={hidden!r} is invalid; the ReLU network needs an even width >= 2")
         self.hidden = int(hidden)
 
     def n_params(self, n_features: int) -> int:
