@@ -9,8 +9,8 @@ import pytest
 from olr_core.data.ranking_data import Query
 from olr_core.data.registry import load_fold
 from olr_core.experiments.runner import execute, run_grid, spec_key
-from olr_core.experiments.store import ResultStore
 from olr_core.experiments.spec import RunSpec
+from olr_core.experiments.store import ResultStore
 from olr_core.loop import NonFiniteModelError, run_online
 from olr_core.params import ParameterError
 from olr_core.rankers import make_ranker
@@ -58,7 +58,7 @@ def test_document_gradients_match_finite_differences(tiny):
     scorer, X, theta, _ = tiny
     G = scorer.document_gradients(X, theta)
     for i in range(len(X)):
-        numeric = finite_difference(lambda t: scorer.scores(X[i:i + 1], t)[0], theta)
+        numeric = finite_difference(lambda t, row=X[i:i + 1]: scorer.scores(row, t)[0], theta)
         np.testing.assert_allclose(G[i], numeric, atol=1e-6)
 
 
