@@ -264,16 +264,24 @@ def rule_argmax_in(frame, claim, parameter: str, values: list, **_) -> Outcome:
                      lambda k, n: f"best {parameter} in {values} in {k} of {n} cells", parameter)
 
 
-def rule_below(frame, claim, threshold: float, **_) -> Outcome:
+def _threshold(frame, claim, threshold: float, at_most: bool) -> Outcome:
     hits, texts = [], []
     for cell, part in _cells(frame, claim):
         value = float(part[claim.metric].mean())
-        hits.append(value <= threshold)
+        hits.append(value <= threshold if at_most else value >= threshold)
         texts.append(f"{cell}: {value:.3g}")
     if not hits:
         return Outcome("no runs", 0, "not testable here", "no runs")
     return Outcome("; ".join(texts), len(frame), _verdict(all(hits), any(hits)),
-                   f"mean at most {threshold:g} in {sum(hits)} of {len(hits)} cells")
+                   f"mean at {'most' if at_most else 'least'} {threshold:g} in {sum(hits)} of {len(hits)} cells")
+
+
+def rule_below(frame, claim, threshold: float, **_) -> Outcome:
+    return _threshold(frame, claim, threshold, at_most=True)
+
+
+def rule_above(frame, claim, threshold: float, **_) -> Outcome:
+    return _threshold(frame, claim, threshold, at_most=False)
 
 
 def rule_extreme_in(frame, claim, column: str, value: str, direction: str = "larger", **_) -> Outcome:
@@ -311,7 +319,7 @@ def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
 
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,
          "best": rule_best, "worst": rule_worst, "increasing": rule_increasing, "flat": rule_flat,
-         "argmax_in": rule_argmax_in, "below": rule_below, "extreme_in": rule_extreme_in,
+         "argmax_in": rule_argmax_in, "below": rule_below, "above": rule_above, "extreme_in": rule_extreme_in,
          "equivalent": rule_equivalent, "not_testable": rule_not_testable}
 
 

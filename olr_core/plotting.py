@@ -3,7 +3,7 @@
 - One colour and one line style per algorithm for the whole book (:data:`ALGORITHM_STYLES`,
   keyed by the command-line name; a DSP variant shares its base's colour, dashed; the
   growing-library rankers, which never share a figure with the LETOR learners, reuse
-  colours with a dotted line), and one
+  colours with a dotted line; a neural scorer shares its linear method's colour, dash-dot-dot), and one
   per user type (:data:`USER_STYLES`). Other hue values (e.g. rank positions) take the
   palette in order of appearance.
 - Bands: a 95% t-interval of the mean when every point rests on at least
@@ -24,7 +24,8 @@ from .experiments.results import mean_ci
 MIN_RUNS_FOR_CI = 5
 _PALETTE = sns.color_palette("colorblind", 10) + sns.color_palette("dark", 10)
 # Every algorithm of the book, in the order legends list them.
-ALGORITHM_ORDER = ["pairrank_c", "pairrank_r", "pdgd", "sgd_ranknet", "epsilon_greedy", "dbgd", "dbgd_dsp", "mgd",
+ALGORITHM_ORDER = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "pairrank_r", "pdgd", "neural_pdgd", "sgd_ranknet", "epsilon_greedy", "dbgd", "neural_dbgd",
+                   "dbgd_dsp", "mgd",
                    "mgd_dsp", "nsgd", "nsgd_dsp", "topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg",
                    "listnet_full", "klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits",
                    "pagerank", "mcrank", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
@@ -32,12 +33,14 @@ _BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "
                 "mgd": 3, "nsgd": 8, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 6, "random": 14,
                 "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
                 "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 8,
-                "pagerank": 9, "mcrank": 5}
+                "pagerank": 9, "mcrank": 5, "olranknet": 10, "ollambdarank": 11, "ollambdarank_gt": 12}
 _LIBRARY = {"klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank", "mcrank"}
+_NEURAL_VARIANT = (0, (5, 1.5, 1, 1.5, 1, 1.5))      # dash-dot-dot: the neural scorer of a linear method
 ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; growing-library rankers dotted
-    name: {"color": _PALETTE[_BASE_COLOUR[name.removesuffix("_dsp")]],
+    name: {"color": _PALETTE[_BASE_COLOUR[name.removesuffix("_dsp").removeprefix("neural_")]],
            "linestyle": "--" if name.endswith("_dsp") else "-." if name.startswith("topk_") else
-           ":" if name in _LIBRARY else "-"}
+           ":" if name in _LIBRARY else _NEURAL_VARIANT if name.startswith("neural_") else
+           (0, (1, 1)) if name == "ollambdarank_gt" else "-"}
     for name in ALGORITHM_ORDER
 }
 USER_STYLES = {"perfect": {"color": _PALETTE[0], "linestyle": "-"},

@@ -10,7 +10,7 @@ import pytest
 
 from olr_core.claims import RULES, VERDICTS, Claim, judge
 from olr_core.data import get_spec
-from olr_core.reproductions import dsp_claims, klrank_claims, pairrank_claims, topk_claims
+from olr_core.reproductions import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
 from olr_core.reproductions.verdicts import PAPERS, records_frame
 
 PAPERS_DIR = Path(__file__).resolve().parents[2] / "shared" / "papers"
@@ -139,6 +139,8 @@ def test_every_claim_uses_a_known_rule_and_experiment(module):
      {"Figure 3", "Figure 4", "Figure 5", "Figure 6", "Figure 7"}, {"Table 1", "Figure 1"}),
     (topk_claims, "003_c746c843f07ddb86.txt", "6 Empirical Results", {"Figure 1"}, set()),
     (klrank_claims, "002_11cbd81aa9f204e5.txt", "5 Experiments", {"Table 2"}, set()),
+    (neural_claims, "001_b5c7dc5fd4a3760f.txt", "5 EXPERIMENTS", {"Figure 3", "Figure 4", "Figure 5", "Figure 6"},
+     {"Table 1"}),
 ])
 def test_the_registry_covers_every_table_and_figure_of_the_experiments(module, paper_file, section, sources,
                                                                        not_results):
@@ -190,7 +192,10 @@ def test_the_books_profiles_run_what_the_claims_judge():
         for module, page, experiment in ((topk_claims, "topk_figure1", "figure1"),
                                          (topk_claims, "topk_theory", "regret"),
                                          (klrank_claims, "klrank_table2", "table2"),
-                                         (klrank_claims, "klrank_regret", "regret")):
+                                         (klrank_claims, "klrank_regret", "regret"),
+                                         (neural_claims, "neural_figure4", "main"),
+                                         (neural_claims, "neural_figure6", "main"),
+                                         (neural_claims, "neural_theory", "theory")):
             params, sizes = parameters_for(entries[page], profile), module.PROFILES[profile][experiment]
             assert (params["seeds"], params["rounds"]) == (sizes["seeds"], sizes["rounds"]), (page, profile)
         assert parameters_for(entries["claims"], profile)["profile"] == profile

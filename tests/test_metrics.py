@@ -129,7 +129,7 @@ def test_one_colour_and_line_style_per_algorithm_on_every_figure():
     expected = ALGORITHM_STYLES["mgd_dsp"]
     assert matplotlib.colors.to_rgb(colour["mgd_dsp"][0]) == matplotlib.colors.to_rgb(expected["color"])
     assert colour["mgd_dsp"][1] == "--" and colour["pdgd"][1] == "-"
-    assert len({matplotlib.colors.to_hex(style_of(a)["color"]) + style_of(a)["linestyle"]
+    assert len({matplotlib.colors.to_hex(style_of(a)["color"]) + str(style_of(a)["linestyle"])
                 for a in ALGORITHM_STYLES}) == len(ALGORITHM_STYLES)
     assert [t.get_text() for t in first.axes[-1].get_legend().get_texts()] == ["pdgd", "dbgd", "mgd_dsp"]
     assert [ax.get_title() for ax in first.axes] == ["perfect", "navigational"]

@@ -8,9 +8,10 @@ import pandas as pd
 from ..claims import judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
-from . import dsp_claims, klrank_claims, pairrank_claims, topk_claims
+from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
 
-PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "klrank": klrank_claims, "topk": topk_claims}
+PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "neural": neural_claims, "klrank": klrank_claims,
+          "topk": topk_claims}
 PROFILES = ("tiny", "quick", "paper")      # tiny: a smoke test of the machinery in seconds
 
 

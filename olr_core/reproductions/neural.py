@@ -1,0 +1,180 @@
+"""The neural chapter's experiments (Jia & Wang, WWW 2022): grids, tuning, LDA, ablation, theory check."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy.linalg import eigh
+
+from ..data.ranking_data import RankingData
+from ..data.registry import available
+from ..experiments import expand_grid
+from ..experiments.store import default_store_dir
+from . import pairrank
+
+ALGORITHMS = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "epsilon_greedy", "pdgd", "neural_pdgd",
+              "dbgd", "neural_dbgd"]
+NEURAL = ["olranknet", "ollambdarank", "ollambdarank_gt", "neural_pdgd", "neural_dbgd"]
+CLICK_MODELS = pairrank.CLICK_MODELS
+DISPLAY_NAMES = {"olranknet": "olRankNet", "ollambdarank": "olLambdaRank", "ollambdarank_gt": "olLambdaRank GT",
+                 "pairrank_c": "PairRank", "epsilon_greedy": "ε-greedy", "pdgd": "Linear-PDGD",
+                 "neural_pdgd": "Neural-PDGD", "dbgd": "Linear-DBGD", "neural_dbgd": "Neural-DBGD"}
+DEFAULTS = {"olranknet": {"alpha": 0.1, "l2": 0.01, "learning_rate": 0.01},
+            "ollambdarank": {"alpha": 0.1, "l2": 0.01, "learning_rate": 0.01},
+            "ollambdarank_gt": {"learning_rate": 0.01}, "neural_pdgd": {"learning_rate": 0.01},
+            "neural_dbgd": {"learning_rate": 0.1}}
+# The paper's grid (Sec. 5.1): lambda and alpha over 10^-1..10^-4, the learning rate over 10^-1..10^-3;
+# PDGD and DBGD: the learning rate over 10^-1..10^-3. "quick" keeps an equal budget of four settings each.
+TUNING_GRIDS = {
+    "paper": {"olranknet": {"alpha": [0.1, 0.01, 0.001, 0.0001], "l2": [0.1, 0.01, 0.001, 0.0001],
+                            "learning_rate": [0.1, 0.01, 0.001]},
+              "neural_pdgd": {"learning_rate": [0.1, 0.01, 0.001]},
+              "neural_dbgd": {"learning_rate": [0.1, 0.01, 0.001]},
+              "ollambdarank_gt": {"learning_rate": [0.1, 0.01, 0.001]}},
+    "quick": {"olranknet": {"alpha": [0.1, 0.01], "l2": [0.1, 0.01], "learning_rate": [0.01]},
+              "neural_pdgd": {"learning_rate": [0.1, 0.03, 0.01, 0.001]},
+              "neural_dbgd": {"learning_rate": [0.3, 0.1, 0.01, 0.001]},
+              "ollambdarank_gt": {"learning_rate": [0.1, 0.03, 0.01, 0.001]}},
+}
+# olLambdaRank shares olRankNet's exploration and training settings (the paper tunes them on one grid).
+SHARED_TUNING = {"ollambdarank": "olranknet"}
+
+
+def tuned_path() -> Path:
+    return default_store_dir() / "neural_tuned.json"
+
+
+def tuning_specs(dataset: str, seeds: int, rounds: int, grid_name: str = "quick", click_models=CLICK_MODELS):
+    """Every setting of every tuned method under every user, scored on the validation split."""
+    algos = []
+    for name, grid in TUNING_GRIDS[grid_name].items():
+        keys = sorted(grid)
+        for values in itertools.product(*(grid[k] for k in keys)):
+            algos.append({"name": name, "params": dict(zip(keys, values))})
+    return expand_grid({"algorithms": algos, "datasets": dataset, "click_models": list(click_models), "seeds": seeds,
+                        "rounds": rounds, "eval_split": "vali"})
+
+
+def on_grid_edge(choice: dict, grid_name: str) -> list[str]:
+    """Chosen values at an end of their grid (the optimum may lie outside)."""
+    out = []
+    for algorithm, params in choice.items():
+        for key, value in params.items():
+            values = TUNING_GRIDS[grid_name].get(algorithm, {}).get(key, [])
+            if len(values) > 1 and value in (min(values), max(values)):
+                out.append(f"{algorithm}.{key}={value}")
+    return out
+
+
+def save_tuned(choice: dict) -> None:
+    path = tuned_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(choice, indent=2, sort_keys=True))
+
+
+def tuned_params() -> dict:
+    """Every algorithm's parameters: this chapter's tuning for the neural methods, the PairRank
+    chapter's for the linear ones (both fall back to defaults, and say so, before tuning ran)."""
+    params = {k: dict(v) for k, v in pairrank.tuned_params().items() if k in ALGORITHMS}
+    params.update({k: dict(v) for k, v in DEFAULTS.items()})
+    path = tuned_path()
+    if path.exists():
+        chosen = json.loads(path.read_text())
+        params.update({k: dict(v) for k, v in chosen.items()})
+        for follower, leader in SHARED_TUNING.items():
+            if leader in chosen:
+                params[follower] = dict(chosen[leader])
+    else:
+        print(f"no neural tuning results at {path}: using the defaults (run neural_tuning first)")
+    return params
+
+
+def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS):
+    """Figures 4-6: every algorithm, data set, user and seed (one set of runs for all three figures)."""
+    algos = [{"name": a, "params": params.get(a, {})} for a in algorithms]
+    return expand_grid({"algorithms": algos, "datasets": list(datasets), "click_models": list(click_models),
+                        "seeds": seeds, "rounds": rounds})
+
+
+def main_datasets(synthetic, real, fallback: str, data_dir=None) -> list[str]:
+    """The data sets of Figures 4-6: the synthetic ones named plus the real ones found, or
+    ``fallback`` when that leaves none (the quick profile runs MQ2008 when present, else an
+    MQ2008-sized preset, to keep its cost bounded)."""
+    return available(synthetic, real, data_dir) or [fallback]
+
+
+def display_name(algorithm: str) -> str:
+    return DISPLAY_NAMES.get(algorithm, algorithm)
+
+
+# -- Figure 3: a linear discriminant projection --------------------------------------------------
+
+def lda_projection(data: RankingData, dims: int = 2, shrinkage: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """Fisher's linear discriminant analysis by grade: the ``dims`` directions maximising
+    between-grade over within-grade scatter (generalised eigenproblem S_b v = l S_w v, S_w
+    regularised by ``shrinkage`` times its trace / d). Returns the projected documents (n x dims)
+    and the eigenvalues (the separation each direction achieves)."""
+    X, y = data.features, data.labels
+    mean = X.mean(axis=0)
+    d = X.shape[1]
+    within, between = np.zeros((d, d)), np.zeros((d, d))
+    for grade in np.unique(y):
+        part = X[y == grade]
+        centred = part - part.mean(axis=0)
+        within += centred.T @ centred
+        gap = part.mean(axis=0) - mean
+        between += len(part) * np.outer(gap, gap)
+    within += shrinkage * np.trace(within) / d * np.eye(d)
+    values, vectors = eigh(between, within)
+    top = np.argsort(values)[::-1][:dims]
+    return (X - mean) @ vectors[:, top], values[top]
+
+
+def grade_overlap(projected: np.ndarray, labels: np.ndarray) -> float:
+    """Share of documents whose nearest grade centroid (in the projection) is not their own grade:
+    0 when the grades separate linearly in the projection, about 1 - 1/grades when they do not."""
+    grades = np.unique(labels)
+    centroids = np.stack([projected[labels == g].mean(axis=0) for g in grades])
+    nearest = grades[np.argmin(((projected[:, None, :] - centroids[None]) ** 2).sum(axis=2), axis=1)]
+    return float((nearest != labels).mean())
+
+
+# -- the ablation: the paper's text, the authors' code, and our bounded training -------------------
+
+def ablation_variants(tuned: dict, width: int) -> dict[str, dict]:
+    """Label -> olRankNet parameters: as the chapter runs it, each choice the text and the code
+    differ on, the whole-history refit, the full A (at a width where it fits), and no exploration."""
+    base = {**tuned.get("olranknet", {}), "width": int(width)}
+    return {"olRankNet (bounded replay, diagonal A)": base,
+            "whole-history refit (the code's training)": {**base, "training": "history", "epochs": 1, "batch": 256},
+            "full A": {**base, "uncertainty": "full"},
+            "plain gradient descent (the text's optimiser)": {**base, "optimizer": "sgd", "learning_rate": 0.1},
+            "weight decay on theta (the code's regulariser)": {**base, "regularizer": "code"},
+            "no exploration (greedy network)": {**base, "explore": False}}
+
+
+def ablation_grid(dataset: str, seeds: int, rounds: int, variants: dict, click_models=("navigational",)):
+    specs = []
+    for params in variants.values():
+        specs += expand_grid({"algorithms": [{"name": "olranknet", "params": params}], "datasets": dataset,
+                              "click_models": list(click_models), "seeds": seeds, "rounds": rounds})
+    return specs
+
+
+def variant_of(spec, variants: dict) -> str:
+    for label, params in variants.items():
+        if spec.params == dict(sorted(params.items())):
+            return label
+    raise KeyError(f"{spec.label()} is not a run of the neural ablation")
+
+
+# -- the theory check -------------------------------------------------------------------------
+
+def loglog_slope(rounds: np.ndarray, cumulative: np.ndarray, start_fraction: float = 0.5) -> float:
+    """Least-squares slope of log(cumulative regret) on log(t) over the last part of the run."""
+    t = np.asarray(rounds, dtype=float)
+    keep = (t >= t[-1] * start_fraction) & (np.asarray(cumulative) > 0)
+    return float(np.polyfit(np.log(t[keep]), np.log(np.asarray(cumulative)[keep]), 1)[0])

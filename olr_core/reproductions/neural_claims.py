@@ -1,0 +1,124 @@
+"""The claims of Jia & Wang (WWW 2022), Section 5, and the runs that test them.
+
+Two experiments: ``main`` (Figures 3-6) runs the nine methods under three users on the
+MSLR-sized synthetic default and on MQ2008 when present (MSLR-WEB10K / Yahoo! when a data
+directory has them), with the hyper-parameters of the tuning notebook; ``theory`` runs
+olRankNet in a well-specified world (``synth-mq-net``, relevance a known ReLU network) to
+measure the growth of its pairwise regret.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..claims import RATE_TOLERANCE, Claim
+from ..data.registry import load_fold
+from ..experiments import expand_grid
+from . import neural
+
+PAPER = "neural"
+TITLE = "olRankNet / olLambdaRank, Jia & Wang, WWW 2022"
+PAPER_RUNS = "10 runs, 5,000 queries"
+QUICK_DATA = {"datasets": [], "real_datasets": ["mq2008"], "fallback": "synth-mq-5g"}
+PAPER_DATA = {"datasets": ["synth-mslr"], "real_datasets": ["mq2008", "mslr-web10k", "yahoo"],
+              "fallback": "synth-mslr"}
+PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200}},
+            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 2, "rounds": 2000}},
+            "paper": {"main": {"seeds": 10, "rounds": 5000, **PAPER_DATA}, "theory": {"seeds": 5, "rounds": 10000}}}
+MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
+THEORY_DATASET = "synth-mq-net"
+CONFIGS = ("text",)
+LDA_OVERLAP = 0.25          # share of documents nearer another grade's centroid: "not linearly separable"
+LOG2_SLOPE = 0.26           # the local log-log slope of log^2 T at T = 2,000 (2 / ln T), smaller beyond
+
+ONLINE, OFFLINE = "cumulative_online_ndcg10", "final_offline_ndcg10"
+CELLS = ("dataset", "click_model")
+BASELINES = ["pairrank_c", "epsilon_greedy", "pdgd", "neural_pdgd", "dbgd", "neural_dbgd"]
+WITH_RANKNET = {"algorithm": ["olranknet", *BASELINES]}
+WITH_LAMBDA = {"algorithm": ["ollambdarank", *BASELINES]}
+OLR = {"algorithm": "olranknet"}
+
+CLAIMS = [
+    Claim(PAPER, "F3-not-linear", "Figure 3", f"Grades do not separate linearly: in the 2-D LDA projection more than "
+          f"{LDA_OVERLAP:.0%} of documents lie nearer another grade's centroid", "main", "lda_overlap", "above",
+          {"threshold": LDA_OVERLAP}, "classes overlap in both data sets' LDA plots", ("dataset",)),
+    Claim(PAPER, "F4-olranknet-best-offline", "Figure 4", "olRankNet beats every baseline offline under every user",
+          "main", OFFLINE, "best", {"target": "olranknet"}, "above all baselines in all 6 panels", CELLS, WITH_RANKNET),
+    Claim(PAPER, "F4-ollambdarank-best-offline", "Figure 4", "olLambdaRank beats every baseline offline under every "
+          "user", "main", OFFLINE, "best", {"target": "ollambdarank"}, "above all baselines in all 6 panels", CELLS,
+          WITH_LAMBDA),
+    Claim(PAPER, "F4-lambda-over-ranknet", "Figure 4", "olLambdaRank beats olRankNet offline", "main", OFFLINE,
+          "paired_gain", {"treatment": "ollambdarank", "control": "olranknet"}, "improvement, as offline", CELLS),
+    Claim(PAPER, "F4-gt-skyline", "Figure 4", "olLambdaRank GT (trained on true labels) is the best offline", "main",
+          OFFLINE, "best", {"target": "ollambdarank_gt"}, "the skyline", CELLS),
+    Claim(PAPER, "F4-dbgd-worst", "Figure 4", "Linear and neural DBGD are the worst offline", "main", OFFLINE,
+          "worst", {"targets": ["dbgd", "neural_dbgd"]}, "lowest curves under every user", CELLS),
+    Claim(PAPER, "F4-pdgd-over-dbgd", "Figure 4", "PDGD beats DBGD offline (linear and neural)", "main", OFFLINE,
+          "mostly_positive", {"treatments": {"pdgd": "dbgd", "neural_pdgd": "neural_dbgd"}},
+          "consistently better", CELLS),
+    Claim(PAPER, "F4-neural-pdgd-slow", "Figure 4", "At 5,000 rounds neural PDGD is still below linear PDGD offline",
+          "main", OFFLINE, "paired_gain", {"treatment": "pdgd", "control": "neural_pdgd"},
+          "neural PDGD overtakes linear only after ~20,000 rounds", CELLS),
+    Claim(PAPER, "F5-olranknet-best-online", "Figure 5", "olRankNet has the best cumulative online NDCG@10 of the "
+          "baselines under every user", "main", ONLINE, "best", {"target": "olranknet"}, "best in all 6 panels",
+          CELLS, WITH_RANKNET),
+    Claim(PAPER, "F5-ollambdarank-best-online", "Figure 5", "olLambdaRank has the best cumulative online NDCG@10 of "
+          "the baselines under every user", "main", ONLINE, "best", {"target": "ollambdarank"}, "best in all 6 panels",
+          CELLS, WITH_LAMBDA),
+    Claim(PAPER, "F5-dbgd-worst", "Figure 5", "DBGD (linear and neural) is the worst online", "main", ONLINE, "worst",
+          {"targets": ["dbgd", "neural_dbgd"]}, "slowest convergence, lowest cumulative NDCG", CELLS),
+    Claim(PAPER, "F6-certain-ratio-high", "Figure 6", "The share of certain orders among the top-10 pairs reaches a "
+          "high level (ours: at least 0.8 over the last 10 % of rounds)", "main", "late:certain_ratio_top", "above",
+          {"threshold": 0.8}, "quickly reaches a promising level", CELLS, OLR),
+    Claim(PAPER, "F6-navigational-slower", "Figure 6", "The certain share grows slowest under navigational users "
+          "(lowest early on)", "main", "early:certain_ratio_top", "extreme_in",
+          {"column": "click_model", "value": "navigational", "direction": "smaller"},
+          "slower convergence for navigational users", (), OLR),
+    Claim(PAPER, "T4.4-rate", "Theorem 4.4", f"olRankNet's cumulative pairwise regret grows poly-logarithmically "
+          f"(log-log slope at most {LOG2_SLOPE} + {RATE_TOLERANCE} in a well-specified world)", "theory",
+          "regret_slope", "below", {"threshold": LOG2_SLOPE + RATE_TOLERANCE}, "O(d~ log^2 T)", ()),
+]
+
+
+def experiments(profile: str, config: str, datasets: list[str], data_dir=None, **_) -> dict[str, list]:
+    """The profile's own data sets (the figure pages', so that both share runs), not ``datasets``."""
+    sizes = PROFILES[profile]
+    main, theory = sizes["main"], sizes["theory"]
+    params = neural.tuned_params()
+    names = neural.main_datasets(main["datasets"], main["real_datasets"], main["fallback"], data_dir)
+    return {"main": neural.main_grid(names, main["seeds"], main["rounds"], params),
+            "theory": theory_grid(theory["seeds"], theory["rounds"], params)}
+
+
+def theory_grid(seeds: int, rounds: int, params: dict):
+    """olRankNet with perfect users on the well-specified network preset (regret = mis-ordered pairs)."""
+    return expand_grid({"algorithms": [{"name": "olranknet", "params": params.get("olranknet", {})}],
+                        "datasets": THEORY_DATASET, "click_models": "perfect", "seeds": seeds, "rounds": rounds})
+
+
+def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, **_) -> pd.DataFrame:
+    """``main`` gets each data set's LDA overlap; ``theory`` each run's regret slope."""
+    from ..experiments.runner import spec_key
+    from ..experiments.store import ResultStore
+
+    if name == "main":
+        overlap = {d: lda_overlap(d, data_dir) for d in frame["dataset"].unique()}
+        return frame.assign(lda_overlap=frame["dataset"].map(overlap))
+    store = store or ResultStore()
+    slopes = []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        t = np.arange(1, trace.rounds + 1)
+        slopes.append(neural.loglog_slope(t, np.cumsum(trace.online_misordered)))
+    return frame.assign(regret_slope=np.array(slopes))
+
+
+def lda_overlap(dataset: str, data_dir=None) -> float:
+    data = load_fold(dataset, 1, data_dir).train
+    projected, _ = neural.lda_projection(data)
+    return neural.grade_overlap(projected, data.labels)
+
+
+def paper_cells(claim: Claim) -> dict:
+    return {}
