@@ -232,3 +232,9 @@ def test_a_diverging_learning_rate_is_an_error_not_nan_results(tmp_path):
     with pytest.raises(NonFiniteModelError, match="learning_rate"):
         run_grid([spec], store=store, progress=False)
     assert not store.has(spec_key(spec))
+    fine = RunSpec(algorithm="olranknet", dataset="synth-mq-net", click_model="perfect", rounds=30, seed=0,
+                   eval_every=10, params={"width": 8})
+    diverged = []                                        # a search goes on past a diverging setting
+    run_grid([spec, fine], store=store, progress=False, diverged=diverged)
+    assert [s for s, _ in diverged] == [spec] and "learning_rate" in diverged[0][1]
+    assert store.has(spec_key(fine)) and not store.has(spec_key(spec))

@@ -55,7 +55,12 @@ def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:
 
 
 def _execute_keyed(spec: RunSpec, data_dir: str | None):
-    return spec, execute(spec, data_dir), _fingerprint(spec.dataset, spec.fold, data_dir)
+    """(spec, its trace or the NonFiniteModelError it ended with, the data fingerprint)."""
+    try:
+        trace = execute(spec, data_dir)
+    except NonFiniteModelError as err:
+        trace = err
+    return spec, trace, _fingerprint(spec.dataset, spec.fold, data_dir)
 
 
 def _progress_bar(total: int, desc: str, enabled: bool | None):
@@ -65,13 +70,18 @@ def _progress_bar(total: int, desc: str, enabled: bool | None):
 
 
 def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int = 1, dask: str | None = None,
-             data_dir: str | None = None, progress: bool | None = None) -> list[str]:
+             data_dir: str | None = None, progress: bool | None = None, diverged: list | None = None) -> list[str]:
     """Run every spec not yet in ``store``; each finished run is saved as soon as it ends.
 
     ``jobs``: local worker processes (-1 for all cores). ``dask``: address of a Dask
     scheduler, or ``"local"`` for a ``LocalCluster`` on this machine (``jobs`` workers,
     every core by default). Returns the keys of all specs, in order. Interrupting loses
     only the runs in flight. A stored run that cannot be read is set aside and rerun.
+
+    A run whose model becomes non-finite raises :class:`NonFiniteModelError` and stops the grid;
+    with a ``diverged`` list (hyper-parameter searches, where a too-large step is an expected
+    outcome) the grid goes on and ``(spec, message)`` of each such run is appended to it instead.
+    Nothing is stored for a diverged run either way.
     """
     store = store or ResultStore()
     worker_count(jobs)                                   # a bad --jobs fails before anything runs
@@ -80,7 +90,12 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     todo = list({spec_key(s, data_dir): s for s in todo}.values())   # identical specs run once
     bar = _progress_bar(len(todo), "runs", progress)
     for spec, trace, fingerprint in _iterate(todo, jobs, dask, data_dir):
-        store.save(spec.key(fingerprint), spec, trace, fingerprint)
+        if isinstance(trace, NonFiniteModelError):
+            if diverged is None:
+                raise trace
+            diverged.append((spec, str(trace)))
+        else:
+            store.save(spec.key(fingerprint), spec, trace, fingerprint)
         bar.update(1)
     bar.close()
     return keys
