@@ -1,7 +1,8 @@
 """Cost per round as the history grows: PairRank_C and PDGD over a long run, timed in blocks.
 
 PairRank refits its RankNet every round; its cost must stay flat once the fitting window
-is full (older pairs live in a fixed-size quadratic summary). Writes the curve (ms per
+is full (older pairs live in a fixed-size quadratic summary). olRankNet and olLambdaRank train
+a fixed number of mini-batches per round on a bounded replay: flat as well. Writes the curve (ms per
 round for each block of rounds) and, with matplotlib, ``history_cost.png``.
 """
 
@@ -40,7 +41,7 @@ def run() -> dict:
         name = "mq2008"
     except DataNotFoundError:
         fold, name = load_fold("synth-mq"), "synth-mq"
-    curves = {algo: cost_curve(algo, fold) for algo in ("pairrank_c", "pdgd")}
+    curves = {algo: cost_curve(algo, fold) for algo in ("pairrank_c", "pdgd", "olranknet", "ollambdarank")}
     try:
         import matplotlib
 

@@ -1,6 +1,6 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library ...]
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library|neural ...]
 (default: all; suites not named keep their stored results)
 """
 
@@ -17,11 +17,12 @@ import bench_busy  # noqa: E402
 import bench_history  # noqa: E402
 import bench_library  # noqa: E402
 import bench_loop  # noqa: E402
+import bench_neural  # noqa: E402
 import bench_parse  # noqa: E402
 import bench_topk  # noqa: E402
 
 SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run,
-          "topk": bench_topk.run, "library": bench_library.run}
+          "topk": bench_topk.run, "library": bench_library.run, "neural": bench_neural.run}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)

@@ -24,11 +24,11 @@ from .experiments.results import mean_ci
 MIN_RUNS_FOR_CI = 5
 _PALETTE = sns.color_palette("colorblind", 10) + sns.color_palette("dark", 10)
 # Every algorithm of the book, in the order legends list them.
-ALGORITHM_ORDER = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "pairrank_r", "pdgd", "neural_pdgd", "sgd_ranknet", "epsilon_greedy", "dbgd", "neural_dbgd",
-                   "dbgd_dsp", "mgd",
-                   "mgd_dsp", "nsgd", "nsgd_dsp", "topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg",
-                   "listnet_full", "klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits",
-                   "pagerank", "mcrank", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
+ALGORITHM_ORDER = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "pairrank_r", "pdgd", "neural_pdgd",
+                   "sgd_ranknet", "epsilon_greedy", "dbgd", "neural_dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd",
+                   "nsgd_dsp", "topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg", "listnet_full",
+                   "klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank",
+                   "mcrank", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
 _BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "epsilon_greedy": 5, "dbgd": 1,
                 "mgd": 3, "nsgd": 8, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 6, "random": 14,
                 "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
