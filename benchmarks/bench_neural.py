@@ -9,18 +9,16 @@ DBGD >= 2,000 on MQ2008. The cost per round over 10,000 rounds is in the history
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from common import data_dir, olr_run_seconds
+from common import data_dir, idle_and_busy, olr_run_seconds
 
 CASES = {"mq2008": {"olranknet": 3000, "ollambdarank": 3000, "ollambdarank_gt": 3000, "neural_pdgd": 10_000,
                     "neural_dbgd": 10_000},
          "synth-mslr": {"olranknet": 1000, "neural_pdgd": 3000}}
 FALLBACK = "synth-mq-5g"          # MQ2008-sized, when the data directory has no MQ2008
-BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
 
 
 def _rate(algorithm: str, dataset: str, rounds: int, extra: tuple) -> float:
@@ -37,13 +35,7 @@ def run() -> dict:
         table = {}
         for algorithm, rounds in cases.items():
             _rate(algorithm, name, 100, extra)                            # warm the numba cache
-            idle = _rate(algorithm, name, rounds, extra)
-            busy_process = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
-            try:
-                busy = _rate(algorithm, name, rounds, extra)
-            finally:
-                busy_process.kill()
-                busy_process.wait()
+            idle, busy = idle_and_busy(functools.partial(_rate, algorithm, name, rounds, extra))
             table[algorithm] = {"rounds": rounds, "idle_rounds_per_second": round(idle),
                                 "one_core_busy_rounds_per_second": round(busy)}
         results[name] = table

@@ -10,19 +10,17 @@ Yandex run) on the MSLR-sized synthetic default, in seconds.
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from common import data_dir, olr_run_seconds
+from common import data_dir, idle_and_busy, olr_run_seconds
 
 from olr_core.reproductions.topk import USERS
 
 LEARNERS = ["topk_squared", "topk_kl", "topk_ranksvm", "topk_smoothdcg", "listnet_full"]
 ROUNDS = {"mq2008": 20_000, "synth-mq": 20_000, "synth-mslr": 5_000}
 PAPER_HORIZON = 100_000
-BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
 EVAL = ("--eval-every", "1000")
 
 
@@ -45,13 +43,7 @@ def run(learners=LEARNERS) -> dict:
         table = {}
         for algorithm in learners:
             _rate(algorithm, dataset, 200, extra)                       # warm the numba cache
-            idle = _rate(algorithm, dataset, rounds, extra)
-            busy_process = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
-            try:
-                busy = _rate(algorithm, dataset, rounds, extra)
-            finally:
-                busy_process.kill()
-                busy_process.wait()
+            idle, busy = idle_and_busy(functools.partial(_rate, algorithm, dataset, rounds, extra))
             table[algorithm] = {"rounds": rounds, "idle_rounds_per_second": round(idle),
                                 "one_core_busy_rounds_per_second": round(busy)}
         results[dataset] = table

@@ -40,3 +40,20 @@ def olr_run_seconds(algorithm: str, dataset: str, rounds: int, click_model: str 
     env.update(env_extra or {})
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     return json.loads(out)["seconds"]
+
+
+BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
+
+
+def idle_and_busy(rate) -> tuple[float, float]:
+    """``rate()`` measured on an idle machine and again beside a process that keeps one core busy."""
+    import sys
+
+    idle = rate()
+    busy_process = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+    try:
+        busy = rate()
+    finally:
+        busy_process.kill()
+        busy_process.wait()
+    return idle, busy

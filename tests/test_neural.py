@@ -128,8 +128,7 @@ def test_diagonal_A_is_the_diagonal_of_the_full_matrix():
     G = diag.scorer.document_gradients(X, diag.theta) / np.sqrt(diag.width)
     explicit = np.array([[np.sqrt(((G[i] - G[j]) ** 2 / diag.A_diag).sum()) for j in range(4)] for i in range(4)])
     np.testing.assert_allclose(diag.pair_widths(X), explicit, rtol=1e-4, atol=1e-6)    # single-precision Gram
-    full_widths = full.pair_widths(X)
-    assert (full_widths <= diag.pair_widths(X) * 50).all() and not np.allclose(full_widths, diag.pair_widths(X))
+    assert not np.allclose(full.pair_widths(X), diag.pair_widths(X))      # the off-diagonal terms matter
 
 
 def test_certain_orders_on_a_hand_made_case():

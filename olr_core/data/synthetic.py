@@ -104,7 +104,7 @@ def relevance_network(n_features: int, seed: int):
     """The known network of the ``network`` presets, ``NETWORK_WIDTH`` ReLU units in pairs of
     opposite sign: u(x) = sum_k v_k (relu(w_k . x + b_k) + relu(-w_k . x - b_k)) = sum_k v_k |w_k . x + b_k|,
     W ~ N(0, 9/d), b_k centring w_k . x on uniform features, v ~ |N(0, 1)|. Folded about a
-    hyperplane, the utility is far from any linear function (a linear fit explains about 2 % of it)."""
+    hyperplane, the utility is far from any linear function (a test checks linear rankers fall short)."""
     rng = np.random.default_rng(seed)
     half = NETWORK_WIDTH // 2
     W = rng.standard_normal((half, n_features)) * 3.0 / np.sqrt(n_features)

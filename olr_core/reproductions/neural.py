@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
@@ -49,24 +48,11 @@ def tuned_path() -> Path:
 
 def tuning_specs(dataset: str, seeds: int, rounds: int, grid_name: str = "quick", click_models=CLICK_MODELS):
     """Every setting of every tuned method under every user, scored on the validation split."""
-    algos = []
-    for name, grid in TUNING_GRIDS[grid_name].items():
-        keys = sorted(grid)
-        for values in itertools.product(*(grid[k] for k in keys)):
-            algos.append({"name": name, "params": dict(zip(keys, values))})
-    return expand_grid({"algorithms": algos, "datasets": dataset, "click_models": list(click_models), "seeds": seeds,
-                        "rounds": rounds, "eval_split": "vali"})
+    return pairrank.grid_specs(TUNING_GRIDS[grid_name], dataset, seeds, rounds, click_models)
 
 
 def on_grid_edge(choice: dict, grid_name: str) -> list[str]:
-    """Chosen values at an end of their grid (the optimum may lie outside)."""
-    out = []
-    for algorithm, params in choice.items():
-        for key, value in params.items():
-            values = TUNING_GRIDS[grid_name].get(algorithm, {}).get(key, [])
-            if len(values) > 1 and value in (min(values), max(values)):
-                out.append(f"{algorithm}.{key}={value}")
-    return out
+    return pairrank.grid_edge(choice, TUNING_GRIDS[grid_name])
 
 
 def save_tuned(choice: dict) -> None:

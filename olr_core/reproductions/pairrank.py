@@ -31,12 +31,13 @@ def tuned_path() -> Path:
     return default_store_dir() / "pairrank_tuned.json"
 
 
-def tuning_specs(dataset: str, seeds: int, rounds: int, click_models=CLICK_MODELS):
-    """The grid of every tuned algorithm under every user, evaluated on the validation split."""
+def grid_specs(grids: dict, dataset: str, seeds: int, rounds: int, click_models=CLICK_MODELS):
+    """Every setting of every method in ``grids`` ({algorithm: {param: values}}) under every user,
+    evaluated on the validation split (the tuning runs of every chapter)."""
     import itertools
 
     algos = []
-    for name, grid in TUNING_GRID.items():
+    for name, grid in grids.items():
         keys = sorted(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
             algos.append({"name": name, "params": dict(zip(keys, values))})
@@ -44,15 +45,23 @@ def tuning_specs(dataset: str, seeds: int, rounds: int, click_models=CLICK_MODEL
                         "rounds": rounds, "eval_split": "vali"})
 
 
-def on_grid_edge(choice: dict) -> list[str]:
-    """The tuned values that sit at an end of their grid (the optimum may lie outside it)."""
+def grid_edge(choice: dict, grids: dict) -> list[str]:
+    """The chosen values that sit at an end of their grid (the optimum may lie outside it)."""
     out = []
     for algorithm, params in choice.items():
         for key, value in params.items():
-            values = TUNING_GRID.get(algorithm, {}).get(key, [])
+            values = grids.get(algorithm, {}).get(key, [])
             if len(values) > 1 and value in (min(values), max(values)):
                 out.append(f"{algorithm}.{key}={value}")
     return out
+
+
+def tuning_specs(dataset: str, seeds: int, rounds: int, click_models=CLICK_MODELS):
+    return grid_specs(TUNING_GRID, dataset, seeds, rounds, click_models)
+
+
+def on_grid_edge(choice: dict) -> list[str]:
+    return grid_edge(choice, TUNING_GRID)
 
 
 def save_tuned(choice: dict) -> None:
