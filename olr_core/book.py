@@ -248,7 +248,9 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         check_overrides(root, entry, overrides or {})
     for entry in entries:
         print(f"[olr book] executing {entry['notebook']} ({profile})", flush=True)
+        started = time.perf_counter()
         execute_notebook(root, entry, profile, overrides, data_dir)
+        print(f"[olr book] {entry['notebook']} took {time.perf_counter() - started:.0f} s", flush=True)
     if skip_build:
         return 0
     if not mathjax_ready(root):
