@@ -152,3 +152,35 @@ def test_relative_data_and_results_paths_reach_the_kernels_as_absolute_paths(mon
     assert os.environ["OLR_RESULTS_DIR"] == str(tmp_path / "store")
     _book_environment("./data")
     assert os.environ["OLR_DATA_DIR"] == str(tmp_path / "data")
+
+
+def _glued_keys(notebook: Path) -> tuple[set, list]:
+    """The literal keys a notebook glues, and the prefixes of keys it glues with an f-string."""
+    import re
+
+    nb = json.loads(notebook.read_text())
+    source = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    literal = set(re.findall(r'glue\(\s*"([^"{}]+)"', source))
+    prefixes = re.findall(r'glue\(\s*f"([^"{]*)\{', source)
+    return literal, prefixes
+
+
+def test_every_cross_page_glue_reference_names_a_glued_key_with_a_format():
+    """{glue:text}`page::key` needs a format (':s', ':d', ':.2f'): without one, MyST-NB splits at the
+    last colon and the book build fails; and the key must be one the page's notebook glues."""
+    import re
+
+    for chapter in (ROOT / "book").glob("*.md"):
+        text = chapter.read_text()
+        for role, target in re.findall(r"\{glue:(\w+)\}`([^`]+)`", text):
+            if "::" not in target:
+                continue
+            page, rest = target.split("::", 1)
+            key = rest.split(":", 1)[0]
+            if role == "text":
+                assert ":" in rest, f"{chapter.name}: {{glue:text}}`{target}` has no format spec"
+            literal, prefixes = _glued_keys(ROOT / "notebooks" / Path(page).name)
+            assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{chapter.name}: {target}"
+        for key, page in re.findall(r"```\{glue\}\s+(\S+)\s*\n:doc:\s*(\S+)", text):
+            literal, prefixes = _glued_keys(ROOT / "notebooks" / Path(page).name)
+            assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{chapter.name}: {key}"
