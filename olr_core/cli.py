@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     grid.set_defaults(func=cmd_grid)
 
     claims = sub.add_parser("claims", help="does it reproduce? every claim of a paper with its verdict")
-    claims.add_argument("paper", nargs="?", default=None, help="dsp, pairrank, klrank or topk (default: all)")
+    claims.add_argument("paper", nargs="?", default=None, help="dsp, pairrank, neural, klrank or topk (default: all)")
     claims.add_argument("--profile", default="quick", choices=["tiny", "quick", "paper"],
                         help="run sizes: the book's quick profile, the papers' (paper), or a smoke test (tiny)")
     claims.add_argument("--data-dir", default=None)

@@ -225,9 +225,24 @@ def test_rank_rows_orders_like_lexsort_including_ties():
     np.testing.assert_array_equal(rank_rows(scores, keys), np.lexsort((keys, -scores), axis=-1))
 
 
-def _svd_projection(D, u):
-    basis = orthonormal_basis(D)
+def _svd_projection(D, u, rtol=1e-10):
+    """The reference: A u from the right singular vectors whose singular values exceed rtol x the largest."""
+    _, s, vt = np.linalg.svd(D, full_matrices=False)
+    basis = vt[s > rtol * max(s[0], 1e-300)]
     return basis.T @ (basis @ u), len(basis)
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (6, 20), (25, 46), (60, 46)])
+def test_the_pivoted_qr_basis_is_orthonormal_and_spans_what_the_svd_spans(shape):
+    rng = np.random.default_rng(shape[0] + shape[1])
+    D = rng.standard_normal(shape)
+    D = np.vstack([D, D[:1] * 2.0])                               # one dependent row
+    basis = orthonormal_basis(D)
+    np.testing.assert_allclose(basis @ basis.T, np.eye(len(basis)), atol=1e-12)
+    u = rng.standard_normal(shape[1])
+    expected, rank = _svd_projection(D, u)
+    assert len(basis) == rank
+    np.testing.assert_allclose(basis.T @ (basis @ u), expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("shape", [(1, 5), (6, 20), (18, 46), (60, 46), (46, 46)])

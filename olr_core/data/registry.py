@@ -312,8 +312,9 @@ def find_datasets(names, data_dir=None) -> tuple[list[str], dict[str, str]]:
     return found, missing
 
 
-def available(synthetic, real, data_dir=None, verbose: bool = False) -> list[str]:
-    """The synthetic data sets plus those real ones found in the data directory (``verbose``: name the others).
+def available(synthetic, real, data_dir=None, verbose: bool = False, fallback: str | None = None) -> list[str]:
+    """The synthetic data sets plus those real ones found in the data directory (``verbose``: name the others),
+    or ``[fallback]`` when that leaves none (a quick page runs a real set when present, else a preset).
 
     The book names the data sets a build had once, on its verdicts page.
     """
@@ -321,4 +322,4 @@ def available(synthetic, real, data_dir=None, verbose: bool = False) -> list[str
     if verbose:
         for name, reason in missing.items():
             print(f"skipping {name}: {reason}")
-    return list(synthetic) + found
+    return (list(synthetic) + found) or ([fallback] if fallback else [])

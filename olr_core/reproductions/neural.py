@@ -89,7 +89,7 @@ def main_datasets(synthetic, real, fallback: str, data_dir=None) -> list[str]:
     """The data sets of Figures 4-6: the synthetic ones named plus the real ones found, or
     ``fallback`` when that leaves none (the quick profile runs MQ2008 when present, else an
     MQ2008-sized preset, to keep its cost bounded)."""
-    return available(synthetic, real, data_dir) or [fallback]
+    return available(synthetic, real, data_dir, fallback=fallback)
 
 
 def display_name(algorithm: str) -> str:
