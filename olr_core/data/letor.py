@@ -54,7 +54,7 @@ def file_sha256(path: Path) -> str:
 
 
 def cache_dir() -> Path:
-    """Where parsed arrays are kept: ``$OLR_CACHE_DIR`` or ``~/.cache/olr_core``."""
+    """Where parsed and generated arrays are kept: ``$OLR_CACHE_DIR`` or ``~/.cache/olr_core``."""
     root = os.environ.get("OLR_CACHE_DIR") or Path.home() / ".cache" / "olr_core"
     return Path(root) / "parsed"
 
@@ -196,12 +196,18 @@ def read_letor(path, n_features: int | None = None, max_grade: int | None = None
     if group is not None:
         digest = hashlib.sha256((digest + file_sha256(group)).encode()).hexdigest()
     key = f"{digest}-v{PARSER_VERSION}-f{n_features}-g{max_grade}"
+    return cached_data(key, path.name, lambda: parse_letor(path, n_features, max_grade))
+
+
+def cached_data(key: str, name: str, build) -> RankingData:
+    """``build()``'s data set, kept in the cache directory under ``key`` (which must change whenever
+    the data would); an unreadable cache file is set aside and the data built again."""
     cached = cache_dir() / f"{key}.npz"
     if cached.exists():
-        data = _load_cached(cached, path.name)
+        data = _load_cached(cached, name)
         if data is not None:
             return data
-    data = parse_letor(path, n_features, max_grade)
+    data = build()
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
     np.savez(tmp, features=data.features, labels=data.labels, offsets=data.offsets, qids=data.qids,
@@ -211,12 +217,12 @@ def read_letor(path, n_features: int | None = None, max_grade: int | None = None
 
 
 def _load_cached(cached: Path, name: str) -> RankingData | None:
-    """Arrays of a cached parse, or None (the file quarantined) when the cache file cannot be read."""
+    """Arrays of a cached data set, or None (the file quarantined) when the cache file cannot be read."""
     try:
         with np.load(cached, allow_pickle=False) as z:
             return RankingData(z["features"], z["labels"], z["offsets"], z["qids"], int(z["max_grade"]), name)
-    except Exception as err:        # any unreadable cache file is set aside and the data file re-parsed
-        quarantine_file(cached, cached.parent / "quarantine", type(err).__name__, "the data file is parsed again")
+    except Exception as err:        # any unreadable cache file is set aside and the data built again
+        quarantine_file(cached, cached.parent / "quarantine", type(err).__name__, "the data is built again")
         return None
 
 

@@ -20,10 +20,15 @@ LETOR (train = three subsets, validation = the next, test = the last).
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from . import ranking_data
+from .letor import cached_data
 from .ranking_data import Fold, RankingData
 
 LATENT_DIM = 10
@@ -76,7 +81,15 @@ def _query_sizes(rng, n_queries, mean):
 
 
 def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
-    """All queries of a synthetic data set (see the module docstring for the model)."""
+    """All queries of a synthetic data set (see the module docstring for the model), kept in the
+    cache directory under a key of the preset, the seed and this generator's source, so that a
+    process builds the MSLR-sized preset (seconds) once per machine, not once per run."""
+    source = b"".join(Path(module.__file__).read_bytes() for module in (sys.modules[__name__], ranking_data))
+    key = hashlib.sha256(repr((preset, seed)).encode() + source).hexdigest()[:32]
+    return cached_data(f"synthetic-{preset.name}-{key}", preset.name, lambda: _generate(preset, seed))
+
+
+def _generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     if preset.relevance in ("linear", "network"):
         return _generate_explicit(preset, seed)
     rng = np.random.default_rng(preset.seed if seed is None else seed)
