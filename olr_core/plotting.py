@@ -33,7 +33,7 @@ _BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "
                 "mgd": 3, "nsgd": 8, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 6, "random": 14,
                 "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
                 "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 8,
-                "pagerank": 9, "mcrank": 5, "olranknet": 10, "ollambdarank": 11, "ollambdarank_gt": 12}
+                "pagerank": 9, "mcrank": 5, "olranknet": 10, "ollambdarank": 16, "ollambdarank_gt": 12}
 _LIBRARY = {"klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank", "mcrank"}
 _NEURAL_VARIANT = (0, (5, 1.5, 1, 1.5, 1, 1.5))      # dash-dot-dot: the neural scorer of a linear method
 ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; growing-library rankers dotted

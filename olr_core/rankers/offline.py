@@ -10,12 +10,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log1p
 
+from ..data.letor import cache_dir
 from ..data.ranking_data import RankingData
 from ..params import at_least
+from ..quarantine import quarantine_file
 from .base import LinearRanker
 
 
@@ -73,19 +79,36 @@ _FITTED: dict = {}   # (learner, its parameters, training data's content hash) -
 
 
 def fitted_once(learner, train: RankingData, fit) -> np.ndarray:
-    """``fit()``'s weights, computed once per process for the same learner, settings and data.
+    """``fit()``'s weights, computed once per machine for the same learner, settings and data.
 
-    The offline fits are deterministic (no randomness enters them), and a grid runs them once
-    per seed and user; the cache returns a copy of the first fit's weights. The key holds the
-    learner's scalar settings (its parameters; the rest derive from the data).
+    The offline fits are deterministic (no randomness enters them), and every run that measures
+    the cosine to w* needs them (on the MSLR-sized preset a fit takes tens of seconds). They are
+    kept in memory and in the cache directory under a key of the learner's scalar settings, the
+    training data's content hash and this module's source; an unreadable copy is set aside and refitted.
     """
     settings = tuple(sorted((k, v) for k, v in vars(learner).items() if isinstance(v, (int, float, str))))
     key = (type(learner).__name__, settings, train.fingerprint())
     if key not in _FITTED:
         if len(_FITTED) >= 16:
             _FITTED.pop(next(iter(_FITTED)))
-        _FITTED[key] = fit()
+        _FITTED[key] = _stored_fit(key, fit)
     return _FITTED[key].copy()
+
+
+def _stored_fit(key: tuple, fit) -> np.ndarray:
+    digest = hashlib.sha256(repr(key).encode() + Path(__file__).read_bytes()).hexdigest()[:32]
+    path = cache_dir() / f"fitted-{key[0]}-{digest}.npy"
+    if path.exists():
+        try:
+            return np.load(path, allow_pickle=False)
+        except Exception as err:         # set aside and refit
+            quarantine_file(path, path.parent / "quarantine", type(err).__name__, "the weights are fitted again")
+    weights = fit()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(tmp, weights)
+    os.replace(tmp, path)
+    return weights
 
 
 class OfflineRankNet(LinearRanker):
