@@ -165,6 +165,11 @@ def test_dsp_configurations_differ_only_where_the_code_does():
     assert dsp.config_params("text+stop_rule", "dbgd") == ({}, "every_position")
     with pytest.raises(ValueError, match="unknown DSP configuration"):
         dsp.config_params("text+nothing", "dbgd")
+    costly, rule = dsp.config_params("code+credit", "mgd_dsp")
+    assert costly == {**params, "credit_samples": 10_000} and rule == "every_position"
+    assert "credit_samples" not in dsp.config_params("code+credit", "dbgd")[0]
+    with pytest.raises(ValueError, match="unknown DSP configuration"):
+        dsp.config_params("code+nothing", "mgd")
 
 
 def test_the_books_profiles_run_what_the_claims_judge():

@@ -26,7 +26,7 @@ from ..params import FLAG, Param, at_least, between, choice, positive
 from ..users import CascadeClickModel
 from .base import BaseRanker, Display
 from .dueling_compiled import CompiledDuels
-from .interleaving import pm_outcomes, probabilistic_multileave, team_draft, team_draft_credit
+from .interleaving import pm_outcomes, pm_outcomes_sampled, probabilistic_multileave, team_draft, team_draft_credit
 from .projection import DocumentSpace, orthonormal_basis
 from .scorers import make_scorer, unit_sphere
 
@@ -41,13 +41,13 @@ class DuelingRanker(BaseRanker):
               "multileave": choice(*MULTILEAVING), "tau": positive(), "shared_prefix": FLAG,
               "scorer": choice("linear", "mlp", "relu"), "hidden": at_least(1), "dsp": FLAG, "dsp_k": at_least(0),
               "dsp_r": at_least(0), "dsp_oracle": FLAG, "dsp_lambda": between(0, 1), "dsp_renormalize": FLAG,
-              "cutoff": at_least(1)}
+              "cutoff": at_least(1), "credit_samples": at_least(0)}
 
     def __init__(self, learning_rate: float = 0.1, step: float = 1.0, decay: float = 0.9999977,
                  multileave: str = "team_draft", tau: float = 3.0, shared_prefix: bool = True,
                  scorer: str = "linear", hidden: int = 10, dsp: bool = False, dsp_k: int = 3, dsp_r: int = 10,
                  dsp_oracle: bool = False, dsp_lambda: float = 1.0, dsp_renormalize: bool = False,
-                 cutoff: int = 10):
+                 cutoff: int = 10, credit_samples: int = 0):
         if multileave not in MULTILEAVING:
             raise ValueError(f"unknown multileave {multileave!r}; valid: {', '.join(MULTILEAVING)}")
         if not 0.0 <= dsp_lambda <= 1.0:
@@ -59,6 +59,7 @@ class DuelingRanker(BaseRanker):
             raise ValueError("document-space projection needs the linear scorer (documents span feature space)")
         self.dsp, self.dsp_k, self.dsp_r, self.dsp_oracle = bool(dsp), int(dsp_k), int(dsp_r), bool(dsp_oracle)
         self.dsp_lambda, self.dsp_renormalize, self.cutoff = float(dsp_lambda), bool(dsp_renormalize), int(cutoff)
+        self.credit_samples = int(credit_samples)     # probabilistic credit: 0 exact, N the code's N-sample estimate
 
     # -- protocol -------------------------------------------------------------------------
     def start(self, train, rng) -> None:
@@ -86,6 +87,8 @@ class DuelingRanker(BaseRanker):
         if team is not None:
             credit = team_draft_credit(team, clicks, len(directions) + 1)
             margins = (credit[1:] - credit[0]).astype(float)
+        elif self.credit_samples:
+            margins = pm_outcomes_sampled(posterior, clicks, self.credit_samples, self.rng)[1:]
         else:
             margins = pm_outcomes(posterior, clicks)[1:]
         self.observe(query, display, feedback, directions, margins)

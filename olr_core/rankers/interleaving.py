@@ -141,3 +141,18 @@ def pm_outcomes(posterior: np.ndarray, clicks: np.ndarray) -> np.ndarray:
                 + np.roll(dist, -1, axis=1) * down[:, None])
     signs = np.sign(np.arange(-c, c + 1))
     return dist @ signs
+
+
+def pm_outcomes_sampled(posterior: np.ndarray, clicks: np.ndarray, samples: int, rng) -> np.ndarray:
+    """The authors' code's estimate of :func:`pm_outcomes`: the mean of sign(credit_j - credit_0) over
+    ``samples`` draws of the clicked slots' teams (their default: 10,000). Unlike the exact value it
+    is never exactly 0, so a candidate that ties with the current ranker wins about half the time."""
+    p = posterior[: len(clicks)][clicks]            # clicked slots x m
+    c, m = p.shape
+    upper = np.cumsum(p, axis=1)
+    upper[:, -1] = np.inf                           # rounding: every draw lands on some team
+    teams = (rng.random((samples, c))[:, :, None] >= upper[None, :, :]).sum(axis=2)        # samples x c
+    index = (teams + m * np.arange(samples)[:, None]).ravel()
+    counts = np.bincount(index, minlength=samples * m).reshape(samples, m)
+    return np.sign(counts - counts[:, :1]).mean(axis=0)
+
