@@ -97,6 +97,26 @@ def test_sampled_credit_estimates_the_exact_outcomes_and_makes_ties_coin_flips()
     assert 0.35 < np.mean(positive) < 0.65
 
 
+@pytest.mark.parametrize("identical", [False, True])
+def test_the_compiled_sampled_credit_equals_a_direct_count_of_the_same_draws(identical):
+    from olr_core.rankers.interleaving import pm_outcomes_sampled
+
+    rng = np.random.default_rng(11)
+    rankings = np.array([rng.permutation(15) for _ in range(7)])
+    if identical:
+        rankings[:] = rankings[0]
+    _, post = probabilistic_multileave(rankings, 10, rng)
+    clicks = np.zeros(10, dtype=bool)
+    clicks[[0, 2, 5]] = True
+    upper = np.cumsum(post[clicks], axis=1)
+    upper[:, -1] = np.inf
+    draws = np.random.default_rng(1).random((500, 3))
+    teams = (draws[:, :, None] >= upper[None]).sum(axis=2)
+    counts = np.stack([np.bincount(row, minlength=7) for row in teams])
+    direct = np.sign(counts - counts[:, :1]).mean(axis=0)
+    np.testing.assert_allclose(pm_outcomes_sampled(post, clicks, 500, np.random.default_rng(1)), direct)
+
+
 def test_probabilistic_first_slot_follows_the_rank_distribution():
     rng = np.random.default_rng(4)
     ranking = np.arange(5)

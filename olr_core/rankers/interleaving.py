@@ -148,11 +148,40 @@ def pm_outcomes_sampled(posterior: np.ndarray, clicks: np.ndarray, samples: int,
     ``samples`` draws of the clicked slots' teams (their default: 10,000). Unlike the exact value it
     is never exactly 0, so a candidate that ties with the current ranker wins about half the time."""
     p = posterior[: len(clicks)][clicks]            # clicked slots x m
-    c, m = p.shape
     upper = np.cumsum(p, axis=1)
     upper[:, -1] = np.inf                           # rounding: every draw lands on some team
-    teams = (rng.random((samples, c))[:, :, None] >= upper[None, :, :]).sum(axis=2)        # samples x c
-    index = (teams + m * np.arange(samples)[:, None]).ravel()
-    counts = np.bincount(index, minlength=samples * m).reshape(samples, m)
-    return np.sign(counts - counts[:, :1]).mean(axis=0)
+    return _mean_sampled_signs(upper, rng.random((samples, len(p))))
 
+
+@njit(cache=True)
+def _mean_sampled_signs(upper, uniforms):
+    """For each draw (a row of ``uniforms``, one per clicked slot) the team of each slot is the first r
+    with uniform < upper[slot, r]; the credit signs against ranker 0 are summed in O(slots) per draw:
+    a ranker without credit scores -1 exactly when ranker 0 has some."""
+    samples, c = uniforms.shape
+    m = upper.shape[1]
+    total = np.zeros(m)
+    counts = np.zeros(m, dtype=np.int64)
+    teams = np.empty(c, dtype=np.int64)
+    zero_credit_loses = 0
+    for s in range(samples):
+        for i in range(c):
+            r = 0
+            while uniforms[s, i] >= upper[i, r]:
+                r += 1
+            teams[i] = r
+            counts[r] += 1
+        own = counts[0]
+        if own > 0:
+            zero_credit_loses += 1
+        for i in range(c):                          # each credited ranker once: sign against ranker 0, and
+            r = teams[i]                            # undo the -1 that the line above gave it
+            if counts[r] > 0 and r != 0:
+                d = counts[r] - own
+                total[r] += (1.0 if d > 0 else -1.0 if d < 0 else 0.0) + (1.0 if own > 0 else 0.0)
+                counts[r] = -counts[r]              # mark as done (restored below)
+        for i in range(c):
+            counts[teams[i]] = 0
+    total -= zero_credit_loses
+    total[0] = 0.0
+    return total / samples
