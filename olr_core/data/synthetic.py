@@ -21,7 +21,6 @@ LETOR (train = three subsets, validation = the next, test = the last).
 from __future__ import annotations
 
 import hashlib
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +83,7 @@ def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     """All queries of a synthetic data set (see the module docstring for the model), kept in the
     cache directory under a key of the preset, the seed and this generator's source, so that a
     process builds the MSLR-sized preset (seconds) once per machine, not once per run."""
-    source = b"".join(Path(module.__file__).read_bytes() for module in (sys.modules[__name__], ranking_data))
+    source = Path(__file__).read_bytes() + Path(ranking_data.__file__).read_bytes()
     key = hashlib.sha256(repr((preset, seed)).encode() + source).hexdigest()[:32]
     return cached_data(f"synthetic-{preset.name}-{key}", preset.name, lambda: _generate(preset, seed))
 

@@ -32,15 +32,15 @@ def default_store_dir() -> Path:
     return Path(os.environ.get("OLR_RESULTS_DIR", "results"))
 
 
-def cached_array(kind: str, key_parts: list, compute, extra: bytes = b"") -> np.ndarray:
-    """``compute()`` (an array derived from stored runs, e.g. a regret comparator), kept as
-    ``<store>/<kind>/<hash>.npy`` keyed by ``key_parts`` (JSON) and ``extra`` bytes; an absent or
-    unreadable file is computed again, and a file is only ever written whole."""
+def cached_array(kind: str, key_parts: list, compute, extra: bytes = b"", root: Path | None = None) -> np.ndarray:
+    """``compute()`` (a deterministic array, e.g. a regret comparator or an offline fit), kept as
+    ``<root>/<kind>/<hash>.npy`` (root: the results store) keyed by ``key_parts`` (JSON) and ``extra``
+    bytes; an absent, empty or truncated file is computed again, and a file is only ever written whole."""
     key = hashlib.sha256(json.dumps(key_parts).encode() + extra).hexdigest()[:20]
-    path = default_store_dir() / kind / f"{key}.npy"
+    path = (root or default_store_dir()) / kind / f"{key}.npy"
     try:
-        return np.load(path)
-    except (OSError, ValueError):
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
         pass
     values = np.asarray(compute())
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -156,32 +156,19 @@ def pm_outcomes_sampled(posterior: np.ndarray, clicks: np.ndarray, samples: int,
 @njit(cache=True)
 def _mean_sampled_signs(upper, uniforms):
     """For each draw (a row of ``uniforms``, one per clicked slot) the team of each slot is the first r
-    with uniform < upper[slot, r]; the credit signs against ranker 0 are summed in O(slots) per draw:
-    a ranker without credit scores -1 exactly when ranker 0 has some."""
+    with uniform < upper[slot, r]; the mean over draws of sign(credit_j - credit_0) for every ranker j."""
     samples, c = uniforms.shape
     m = upper.shape[1]
     total = np.zeros(m)
     counts = np.zeros(m, dtype=np.int64)
-    teams = np.empty(c, dtype=np.int64)
-    zero_credit_loses = 0
     for s in range(samples):
+        counts[:] = 0
         for i in range(c):
             r = 0
             while uniforms[s, i] >= upper[i, r]:
                 r += 1
-            teams[i] = r
             counts[r] += 1
-        own = counts[0]
-        if own > 0:
-            zero_credit_loses += 1
-        for i in range(c):                          # each credited ranker once: sign against ranker 0, and
-            r = teams[i]                            # undo the -1 that the line above gave it
-            if counts[r] > 0 and r != 0:
-                d = counts[r] - own
-                total[r] += (1.0 if d > 0 else -1.0 if d < 0 else 0.0) + (1.0 if own > 0 else 0.0)
-                counts[r] = -counts[r]              # mark as done (restored below)
-        for i in range(c):
-            counts[teams[i]] = 0
-    total -= zero_credit_loses
-    total[0] = 0.0
+        for j in range(1, m):
+            d = counts[j] - counts[0]
+            total[j] += 1.0 if d > 0 else (-1.0 if d < 0 else 0.0)
     return total / samples

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +19,6 @@ from scipy.special import expit, log1p
 from ..data.letor import cache_dir
 from ..data.ranking_data import RankingData
 from ..params import at_least
-from ..quarantine import quarantine_file
 from .base import LinearRanker
 
 
@@ -84,31 +81,18 @@ def fitted_once(learner, train: RankingData, fit) -> np.ndarray:
     The offline fits are deterministic (no randomness enters them), and every run that measures
     the cosine to w* needs them (on the MSLR-sized preset a fit takes tens of seconds). They are
     kept in memory and in the cache directory under a key of the learner's scalar settings, the
-    training data's content hash and this module's source; an unreadable copy is set aside and refitted.
+    training data's content hash and this module's source; an unreadable copy is fitted again.
     """
     settings = tuple(sorted((k, v) for k, v in vars(learner).items() if isinstance(v, (int, float, str))))
     key = (type(learner).__name__, settings, train.fingerprint())
     if key not in _FITTED:
+        from ..experiments.store import cached_array  # (the experiments package imports the rankers)
+
         if len(_FITTED) >= 16:
             _FITTED.pop(next(iter(_FITTED)))
-        _FITTED[key] = _stored_fit(key, fit)
+        _FITTED[key] = cached_array("fitted", [key[0], [list(kv) for kv in key[1]], key[2]], fit,
+                                    extra=Path(__file__).read_bytes(), root=cache_dir())
     return _FITTED[key].copy()
-
-
-def _stored_fit(key: tuple, fit) -> np.ndarray:
-    digest = hashlib.sha256(repr(key).encode() + Path(__file__).read_bytes()).hexdigest()[:32]
-    path = cache_dir() / f"fitted-{key[0]}-{digest}.npy"
-    if path.exists():
-        try:
-            return np.load(path, allow_pickle=False)
-        except Exception as err:         # set aside and refit
-            quarantine_file(path, path.parent / "quarantine", type(err).__name__, "the weights are fitted again")
-    weights = fit()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(tmp, weights)
-    os.replace(tmp, path)
-    return weights
 
 
 class OfflineRankNet(LinearRanker):

@@ -65,24 +65,13 @@ def tuned_params() -> dict:
     """Every algorithm's parameters: this chapter's tuning for the neural methods, the PairRank
     chapter's for the linear ones (both fall back to defaults, and say so, before tuning ran)."""
     params = {k: dict(v) for k, v in pairrank.tuned_params().items() if k in ALGORITHMS}
-    params.update({k: dict(v) for k, v in DEFAULTS.items()})
-    path = tuned_path()
-    if path.exists():
-        chosen = json.loads(path.read_text())
-        params.update({k: dict(v) for k, v in chosen.items()})
-        for follower, leader in SHARED_TUNING.items():
-            if leader in chosen:
-                params[follower] = dict(chosen[leader])
-    else:
-        print(f"no neural tuning results at {path}: using the defaults (run neural_tuning first)")
+    params.update(pairrank.read_tuned(tuned_path(), DEFAULTS, SHARED_TUNING, "neural_tuning"))
     return params
 
 
 def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS):
     """Figures 4-6: every algorithm, data set, user and seed (one set of runs for all three figures)."""
-    algos = [{"name": a, "params": params.get(a, {})} for a in algorithms]
-    return expand_grid({"algorithms": algos, "datasets": list(datasets), "click_models": list(click_models),
-                        "seeds": seeds, "rounds": rounds})
+    return pairrank.main_grid(datasets, seeds, rounds, params, click_models, algorithms, reference=None)
 
 
 def main_datasets(synthetic, real, fallback: str, data_dir=None) -> list[str]:

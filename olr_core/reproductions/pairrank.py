@@ -70,24 +70,31 @@ def save_tuned(choice: dict) -> None:
     path.write_text(json.dumps(choice, indent=2, sort_keys=True))
 
 
-def tuned_params() -> dict:
-    """Parameters chosen by the tuning notebook (PairRank_R shares PairRank_C's); defaults if not tuned yet."""
-    params = {k: dict(v) for k, v in DEFAULTS.items()}
-    path = tuned_path()
-    if path.exists():
-        chosen = json.loads(path.read_text())
-        params.update({k: dict(v) for k, v in chosen.items()})
-        if "pairrank_c" in chosen:
-            params["pairrank_r"] = dict(chosen["pairrank_c"])
-    else:
-        print(f"no tuning results at {path}: using the defaults {DEFAULTS} (run pairrank_tuning first)")
+def read_tuned(path: Path, defaults: dict, followers: dict, page: str) -> dict:
+    """``defaults`` overlaid with the values a tuning page stored at ``path``; each key of ``followers``
+    takes the values chosen for its leader (the tuning pages of every chapter). Says so when untuned."""
+    params = {k: dict(v) for k, v in defaults.items()}
+    if not path.exists():
+        print(f"no tuning results at {path}: using the defaults {defaults} (run {page} first)")
+        return params
+    chosen = json.loads(path.read_text())
+    params.update({k: dict(v) for k, v in chosen.items()})
+    params.update({follower: dict(chosen[leader]) for follower, leader in followers.items() if leader in chosen})
     return params
 
 
-def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS):
+def tuned_params() -> dict:
+    """Parameters chosen by the tuning notebook (PairRank_R shares PairRank_C's); defaults if not tuned yet."""
+    return read_tuned(tuned_path(), DEFAULTS, {"pairrank_r": "pairrank_c"}, "pairrank_tuning")
+
+
+def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS,
+              reference: str | None = "offline_ranknet"):
+    """The main figures' runs: every algorithm (with its tuned ``params``), data set, user and seed;
+    ``reference``: the offline learner whose weights the cosine is measured against (None: no cosine)."""
     algos = [{"name": a, "params": params.get(a, {})} for a in algorithms]
     return expand_grid({"algorithms": algos, "datasets": list(datasets), "click_models": list(click_models),
-                        "seeds": seeds, "rounds": rounds, "reference": "offline_ranknet"})
+                        "seeds": seeds, "rounds": rounds, "reference": reference})
 
 
 def well_specified_fold(n_features: int = 10, n_queries: int = 300, docs: int = 20, seed: int = 0):
