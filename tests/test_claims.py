@@ -10,6 +10,7 @@ import pytest
 
 from olr_core.claims import RULES, VERDICTS, Claim, judge
 from olr_core.data import get_spec
+from olr_core.rankers import make_ranker
 from olr_core.reproductions import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
 from olr_core.reproductions.verdicts import PAPERS, records_frame
 
@@ -159,17 +160,25 @@ def test_dsp_configurations_differ_only_where_the_code_does():
 
     assert dsp.config_params("text", "mgd_dsp") == ({}, "after_click")
     params, rule = dsp.config_params("code", "mgd_dsp")
-    assert params == {"learning_rate": 0.01, "multileave": "probabilistic", "decay": 1.0, "dsp_renormalize": True}
+    assert params == {"learning_rate": 0.01, "multileave": "probabilistic", "credit_samples": 10_000,
+                      "decay": 1.0, "dsp_renormalize": True}
     assert rule == "every_position"
+    assert dsp.config_params("code", "dbgd")[0] == {"learning_rate": 0.01, "multileave": "probabilistic",
+                                                    "credit_samples": 10_000}
+    assert dsp.config_params("code", "nsgd")[0] == {"learning_rate": 0.01, "decay": 1.0}   # team draft
     assert dsp.config_params("text+decay", "dbgd") == ({}, "after_click")
     assert dsp.config_params("text+stop_rule", "dbgd") == ({}, "every_position")
-    with pytest.raises(ValueError, match="unknown DSP configuration"):
-        dsp.config_params("text+nothing", "dbgd")
-    costly, rule = dsp.config_params("code+credit", "mgd_dsp")
-    assert costly == {**params, "credit_samples": 10_000} and rule == "every_position"
-    assert "credit_samples" not in dsp.config_params("code+credit", "dbgd")[0]
-    with pytest.raises(ValueError, match="unknown DSP configuration"):
-        dsp.config_params("code+nothing", "mgd")
+    exact, _ = dsp.config_params("code-credit", "mgd_dsp")
+    assert exact == {k: v for k, v in params.items() if k != "credit_samples"}
+    # the sampled credit needs probabilistic multileaving: dropping that drops the credit too
+    assert "credit_samples" not in dsp.config_params("code-multileave", "mgd")[0]
+    assert "text+credit" not in dsp.CONFIGS
+    for config in dsp.CONFIGS:                        # every configuration makes valid rankers
+        for algorithm in dsp.ALGORITHMS:
+            make_ranker(algorithm, **dsp.config_params(config, algorithm)[0])
+    for bad in ("text+nothing", "code+credit", "text+credit"):
+        with pytest.raises(ValueError, match="unknown DSP configuration"):
+            dsp.config_params(bad, "dbgd")
 
 
 def test_the_books_profiles_run_what_the_claims_judge():

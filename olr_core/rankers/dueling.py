@@ -52,6 +52,9 @@ class DuelingRanker(BaseRanker):
             raise ValueError(f"unknown multileave {multileave!r}; valid: {', '.join(MULTILEAVING)}")
         if not 0.0 <= dsp_lambda <= 1.0:
             raise ValueError(f"dsp_lambda must lie in [0, 1], got {dsp_lambda}")
+        if credit_samples and multileave != "probabilistic":
+            raise ValueError("credit_samples sets how probabilistic multileaving estimates its credit; "
+                             "use it with multileave=probabilistic (or set credit_samples=0)")
         self.learning_rate, self.step, self.decay = float(learning_rate), float(step), float(decay)
         self.multileave, self.tau, self.shared_prefix = multileave, float(tau), bool(shared_prefix)
         self.scorer = make_scorer(scorer, hidden)

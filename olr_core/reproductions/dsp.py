@@ -17,42 +17,38 @@ CLICK_MODELS = ["perfect", "navigational", "informational"]
 
 
 # "As the text says" and "as the code ran": the choices where the paper's text and the authors'
-# public code differ (shared/REFERENCE_NOTES.md). Each entry: a switch of the code, applied on
-# top of the text's configuration; "code" applies all of them.
+# public code differ (shared/REFERENCE_NOTES.md and the code's SIGIR2019 run script). Each entry: a
+# switch of the code, applied on top of the text's configuration; "code" applies all of them.
 CODE_CHOICES = {
     "learning_rate": ("learning rate 0.01 (text: 0.1)", {"all": {"learning_rate": 0.01}}, None),
-    "multileave": ("MGD with probabilistic multileaving, 49 candidates (text: team draft, 9)",
-                   {"mgd": {"multileave": "probabilistic"}}, None),
+    "multileave": ("probabilistic interleaving in DBGD, probabilistic multileaving with 49 candidates in MGD "
+                   "(text: MGD team draft with 9; DBGD's method not stated)",
+                   {"dbgd": {"multileave": "probabilistic"}, "mgd": {"multileave": "probabilistic"}}, None),
+    "credit": ("probabilistic credit estimated from 10,000 sampled team assignments (else exact)",
+               {"dbgd": {"credit_samples": 10_000}, "mgd": {"credit_samples": 10_000}}, None),
     "decay": ("no learning-rate decay in MGD and NSGD", {"mgd": {"decay": 1.0}, "nsgd": {"decay": 1.0}}, None),
     "stop_rule": ("stop draw at every examined position (text: only after a click)", {}, "every_position"),
     "renormalize": ("projected DSP direction renormalised to unit length", {"dsp": {"dsp_renormalize": True}}, None),
 }
-# A choice of the code that "code" leaves out for its cost (about 10x slower per MGD run): the credit of
-# probabilistic multileaving estimated from 10,000 sampled team assignments instead of computed exactly.
-# The estimate is never exactly 0, so candidates tied with the current ranker join the winners half the time.
-COSTLY_CHOICES = {
-    "credit": ("MGD's probabilistic credit from 10,000 sampled team assignments (exact in the book)",
-               {"mgd": {"credit_samples": 10_000}}, None),
-}
-ADD_ONE = tuple(f"text+{name}" for name in CODE_CHOICES)      # the text with one of the code's choices
+# A choice that acts only together with another: the sampled credit needs probabilistic multileaving.
+NEEDS = {"credit": "multileave"}
+ADD_ONE = tuple(f"text+{name}" for name in CODE_CHOICES if name not in NEEDS)  # the text with one code choice
 DROP_ONE = tuple(f"code-{name}" for name in CODE_CHOICES)     # the code without one of its choices
-CODE_PLUS = tuple(f"code+{name}" for name in COSTLY_CHOICES)  # the code with its costly choices too
-CONFIGS = ("text", "code", *ADD_ONE, *DROP_ONE, *CODE_PLUS)
+CONFIGS = ("text", "code", *ADD_ONE, *DROP_ONE)
 
 
 def config_choices(config: str) -> list[str]:
     """The code choices a configuration applies: none for "text", all for "code", one for
-    "text+NAME", all but one for "code-NAME", all and a costly one for "code+NAME"."""
+    "text+NAME", all but one (and what needs it) for "code-NAME"."""
     if config == "text":
         return []
     if config == "code":
         return list(CODE_CHOICES)
-    if config in CODE_PLUS:
-        return [*CODE_CHOICES, config.removeprefix("code+")]
     if config in ADD_ONE:
         return [config.removeprefix("text+")]
     if config in DROP_ONE:
-        return [name for name in CODE_CHOICES if name != config.removeprefix("code-")]
+        kept = [name for name in CODE_CHOICES if name != config.removeprefix("code-")]
+        return [name for name in kept if NEEDS.get(name, name) in kept]
     raise ValueError(f"unknown DSP configuration {config!r}; valid: {', '.join(CONFIGS)}")
 
 
@@ -61,7 +57,7 @@ def config_params(config: str, algorithm: str) -> tuple[dict, str]:
     params, stop_rule = {}, "after_click"
     base = algorithm.removesuffix("_dsp")
     for name in config_choices(config):
-        _, per_algorithm, rule = {**CODE_CHOICES, **COSTLY_CHOICES}[name]
+        _, per_algorithm, rule = CODE_CHOICES[name]
         for scope in ("all", base, "dsp" if algorithm.endswith("_dsp") else None):
             params.update(per_algorithm.get(scope, {}))
         stop_rule = rule or stop_rule
