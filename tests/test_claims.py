@@ -223,3 +223,20 @@ def test_an_exact_difference_is_certain_and_a_tiny_sample_is_not_tested():
     assert paired_test(np.full(5, 3.0), np.full(5, 3.0)) == 1.0
     p = paired_test(np.array([1.0, 1.2, 0.9, 1.1, 1.05]), np.array([1.0, 1.1, 1.0, 1.0, 1.0]))
     assert 0 < p < 1
+
+
+def test_the_dsp_pages_name_only_known_configurations():
+    """A typo in a page's `configs` (manifest or notebook default) would fail only deep inside a build."""
+    from olr_core.book import load_manifest, notebook_parameters, parameters_for
+    from olr_core.reproductions import dsp
+
+    root = Path(__file__).resolve().parents[1]
+    pages = [e for e in load_manifest(root)
+             if e["notebook"].startswith("dsp_") and "configs" in notebook_parameters(root, e)]
+    assert {e["notebook"] for e in pages} >= {"dsp_table2.ipynb", "dsp_table3.ipynb", "dsp_figure2.ipynb",
+                                              "dsp_ablation.ipynb"}
+    for entry in pages:
+        default = notebook_parameters(root, entry)["configs"]["default"]
+        for profile in ("quick", "paper"):
+            configs = parameters_for(entry, profile).get("configs", default)
+            assert set(configs) <= set(dsp.CONFIGS), (entry["notebook"], profile)

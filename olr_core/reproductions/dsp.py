@@ -14,6 +14,7 @@ from ..experiments import expand_grid
 ALGORITHMS = ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"]
 BASES = ["dbgd", "mgd", "nsgd"]
 CLICK_MODELS = ["perfect", "navigational", "informational"]
+SYNTHETIC_DATASETS = ("synth-mq",)
 
 
 # "As the text says" and "as the code ran": the choices where the paper's text and the authors'
@@ -77,6 +78,29 @@ def main_grid(datasets, folds, seeds, rounds: int = 10_000, algorithms=ALGORITHM
             grid["stop_rule"] = stop_rule
         specs += expand_grid(grid)
     return specs
+
+
+CONFIG_TITLES = {"text": "as the text says", "code": "as the code ran"}
+
+
+def config_datasets(config: str, names) -> list[str]:
+    """The data sets ``config`` runs of ``names``: the code's configuration is about the paper's
+    numbers, so it runs the real sets only (the synthetic ones when there are none)."""
+    real = [n for n in names if n not in SYNTHETIC_DATASETS]
+    return (real or list(names)) if config == "code" else list(names)
+
+
+def config_grids(names, folds, seeds, rounds: int, configs=("text", "code")) -> dict[str, list]:
+    """Tables 2-3 and Figure 2 for each configuration: config -> its :func:`main_grid`."""
+    return {config: main_grid(config_datasets(config, names), folds, seeds, rounds, config=config)
+            for config in configs}
+
+
+def within_paper_sd(table: pd.DataFrame) -> tuple[int, int]:
+    """(cells within one paper s.d. of the paper's mean, cells with a paper number) of a
+    :func:`with_paper` table: the claim registry's rule for a reproduced cell."""
+    shared = table[table.paper_mean.notna()]
+    return int(((shared["mean"] - shared.paper_mean).abs() <= shared.paper_sd).sum()), len(shared)
 
 
 def lambda_grid(dataset, fold, seeds, rounds, lambdas):

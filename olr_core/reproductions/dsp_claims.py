@@ -35,7 +35,7 @@ PROFILES = {
                           "rs": [0, 5, 10, 20, 50]}},
 }
 MAIN_DATASETS = ["synth-mq", "mq2008"]
-SYNTHETIC_DATASETS = ("synth-mq",)
+SYNTHETIC_DATASETS = dsp.SYNTHETIC_DATASETS
 FIGURE_DATASET = "synth-mslr"
 CONFIGS = ("text", "code")
 
@@ -75,7 +75,7 @@ CLAIMS = [
     Claim(PAPER, "F2-faster", "Figure 2", "DSP speeds up offline learning (a larger area under the offline "
           "NDCG@10 curve) for every base algorithm", "main", "mean_offline_ndcg10", "mostly_positive",
           {"treatments": {f"{b}_dsp": b for b in dsp.BASES}}, "Yahoo! (700 features), visual",
-          ("dataset", "click_model"), {}, ("text",)),
+          ("dataset", "click_model"), {}, BOTH),
     Claim(PAPER, "F3a-lambda", "Figure 3a", "Online performance rises as the update trusts the projected "
           "direction more (lambda from 0 to 1)", "lambda", ONLINE, "increasing", {"parameter": "param:dsp_lambda"},
           "MSLR-WEB10K, rising under all three users", ("click_model",)),
@@ -118,8 +118,8 @@ def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str
     sizes = PROFILES[profile]
     main, fig = sizes["main"], sizes["figures"]
     real = [d for d in datasets if d not in SYNTHETIC_DATASETS]
-    names = (real if config == "code" else [*main["datasets"], *real]) or list(SYNTHETIC_DATASETS)
-    out = {"main": dsp.main_grid(names, main["folds"], main["seeds"], main["rounds"], config=config)}
+    names = [*main["datasets"], *real] or list(SYNTHETIC_DATASETS)
+    out = {"main": dsp.config_grids(names, main["folds"], main["seeds"], main["rounds"], [config])[config]}
     if config == "text":
         out["lambda"] = dsp.lambda_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["rounds"], fig["lambdas"])
         out["cosine"] = dsp.cosine_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["cosine_rounds"])
