@@ -232,11 +232,25 @@ def test_the_dsp_pages_name_only_known_configurations():
 
     root = Path(__file__).resolve().parents[1]
     pages = [e for e in load_manifest(root)
-             if e["notebook"].startswith("dsp_") and "configs" in notebook_parameters(root, e)]
+             if e["notebook"].startswith("dsp_") and {"config", "configs"} & set(notebook_parameters(root, e))]
     assert {e["notebook"] for e in pages} >= {"dsp_table2.ipynb", "dsp_table3.ipynb", "dsp_figure2.ipynb",
-                                              "dsp_ablation.ipynb"}
+                                              "dsp_figure3.ipynb", "dsp_figure4.ipynb", "dsp_ablation.ipynb"}
     for entry in pages:
-        default = notebook_parameters(root, entry)["configs"]["default"]
+        declared = notebook_parameters(root, entry)
+        name = "configs" if "configs" in declared else "config"
         for profile in ("quick", "paper"):
-            configs = parameters_for(entry, profile).get("configs", default)
-            assert set(configs) <= set(dsp.CONFIGS), (entry["notebook"], profile)
+            configs = parameters_for(entry, profile).get(name, declared[name]["default"])
+            assert set([configs] if name == "config" else configs) <= set(dsp.CONFIGS), (entry["notebook"], profile)
+
+
+def test_figure_grids_in_the_code_configuration_keep_their_swept_parameter_and_variants():
+    from olr_core.reproductions import dsp
+
+    text = dsp.sweep_grid("synth-mq", 1, 1, 50, "dsp_k", [0, 5])
+    code = dsp.sweep_grid("synth-mq", 1, 1, 50, "dsp_k", [0, 5], config="code")
+    assert [s.params for s in text] == [{"dsp_k": 0}] * 3 + [{"dsp_k": 5}] * 3     # the text: nothing added
+    assert [s.params["dsp_k"] for s in code] == [0] * 3 + [5] * 3
+    assert all(s.stop_rule == "every_position" and s.params["credit_samples"] == 10_000 for s in code)
+    gt = dsp.gt_grid("synth-mq", 1, 1, 50, config="code")
+    assert [dsp.gt_variant(s) for s in gt] == ["DBGD", "DBGD-DSP", "DBGD-DSP-GT", "MGD", "MGD-DSP", "MGD-DSP-GT"]
+    assert [s.params.get("dsp_renormalize", False) for s in gt] == [False, True, True] * 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -103,40 +104,54 @@ def within_paper_sd(table: pd.DataFrame) -> tuple[int, int]:
     return int(((shared["mean"] - shared.paper_mean).abs() <= shared.paper_sd).sum()), len(shared)
 
 
-def lambda_grid(dataset, fold, seeds, rounds, lambdas):
+def in_config(specs, config: str = "text") -> list:
+    """The runs of a figure's grid in ``config``: the configuration's parameters and stop rule under
+    each run's own (a figure's swept parameter wins). ``dsp=True`` on DBGD or MGD counts as X-DSP."""
+    out = []
+    for spec in specs:
+        as_dsp = spec.algorithm.endswith("_dsp") or spec.params.get("dsp", False)
+        chosen, stop_rule = config_params(config, spec.algorithm.removesuffix("_dsp") + ("_dsp" if as_dsp else ""))
+        out.append(dataclasses.replace(spec, params={**chosen, **spec.params}, stop_rule=stop_rule))
+    return out
+
+
+def lambda_grid(dataset, fold, seeds, rounds, lambdas, config: str = "text"):
     """Figure 3 (a, b): MGD-DSP with the update lambda A u + (1 - lambda) u."""
-    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
-                        "rounds": rounds, "algorithms": [{"name": "mgd_dsp", "params": {"dsp_lambda": float(lam)}}
-                                                         for lam in lambdas]})
+    return in_config(expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
+                                  "rounds": rounds, "algorithms": [{"name": "mgd_dsp",
+                                                                    "params": {"dsp_lambda": float(lam)}}
+                                                                   for lam in lambdas]}), config)
 
 
-def cosine_grid(dataset, fold, seeds, rounds):
+def cosine_grid(dataset, fold, seeds, rounds, config: str = "text"):
     """Figure 3 (c): MGD and MGD-DSP with the cosine to the offline LambdaRank weights recorded."""
-    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
-                        "rounds": rounds, "algorithms": ["mgd", "mgd_dsp"], "reference": "offline_lambdarank"})
+    return in_config(expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
+                                  "rounds": rounds, "algorithms": ["mgd", "mgd_dsp"],
+                                  "reference": "offline_lambdarank"}), config)
 
 
 GT_VARIANTS = {"": {"dsp": False}, "-DSP": {"dsp": True}, "-DSP-GT": {"dsp": True, "dsp_oracle": True}}
 
 
-def gt_grid(dataset, fold, seeds, rounds):
+def gt_grid(dataset, fold, seeds, rounds, config: str = "text"):
     """Figure 3 (d): DBGD and MGD without DSP, with DSP, and with the true document space, perfect user."""
     algos = [{"name": n, "params": p} for n in ("dbgd", "mgd") for p in GT_VARIANTS.values()]
-    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": "perfect",
-                        "rounds": rounds, "algorithms": algos})
+    return in_config(expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": "perfect",
+                                  "rounds": rounds, "algorithms": algos}), config)
 
 
 def gt_variant(spec) -> str:
     """'DBGD', 'DBGD-DSP' or 'DBGD-DSP-GT' (likewise MGD) for a run of :func:`gt_grid`."""
-    suffix = next(k for k, v in GT_VARIANTS.items() if spec.params == dict(sorted(v.items())))
+    flags = {key: spec.params.get(key, False) for key in ("dsp", "dsp_oracle")}
+    suffix = next(k for k, v in GT_VARIANTS.items() if flags == {"dsp": False, "dsp_oracle": False, **v})
     return spec.algorithm.upper() + suffix
 
 
-def sweep_grid(dataset, fold, seeds, rounds, parameter: str, values):
+def sweep_grid(dataset, fold, seeds, rounds, parameter: str, values, config: str = "text"):
     """Figure 4: MGD-DSP over the document-space parameter ``dsp_k`` or ``dsp_r``."""
-    return expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
-                        "rounds": rounds, "algorithms": [{"name": "mgd_dsp", "params": {parameter: int(v)}}
-                                                         for v in values]})
+    return in_config(expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
+                                  "rounds": rounds, "algorithms": [{"name": "mgd_dsp", "params": {parameter: int(v)}}
+                                                                   for v in values]}), config)
 
 
 def paper_numbers() -> dict:
