@@ -165,7 +165,8 @@ def test_dsp_configurations_differ_only_where_the_code_does():
     assert rule == "every_position"
     assert dsp.config_params("code", "dbgd")[0] == {"learning_rate": 0.01, "multileave": "probabilistic",
                                                     "credit_samples": 10_000}
-    assert dsp.config_params("code", "nsgd")[0] == {"learning_rate": 0.01, "decay": 1.0}   # team draft
+    assert dsp.config_params("code", "nsgd")[0] == {"learning_rate": 0.01, "decay": 1.0,   # team draft
+                                                    "winners": "mean"}
     assert dsp.config_params("text+decay", "dbgd") == ({}, "after_click")
     assert dsp.config_params("text+stop_rule", "dbgd") == ({}, "every_position")
     exact, _ = dsp.config_params("code-credit", "mgd_dsp")

@@ -263,6 +263,23 @@ def test_nsgd_candidates_are_orthogonal_to_the_worst_losing_directions():
     np.testing.assert_allclose(np.linalg.norm(candidates, axis=1), 1)
 
 
+def test_nsgd_steps_to_one_best_winner_or_as_the_code_to_the_mean_of_all_winners():
+    from olr_core.rankers.dueling import NSGD
+
+    fold = load_fold("synth-mq")
+    directions = np.eye(4, fold.n_features)
+    margins = np.array([2.0, 1.0, 2.0, -1.0])
+    best = NSGD()
+    best.start(fold.train, np.random.default_rng(0))
+    chosen = {tuple(best.combine(directions, margins)) for _ in range(50)}
+    assert chosen == {tuple(directions[0]), tuple(directions[2])}      # one of the two best, no queue to break ties
+    mean = NSGD(winners="mean")
+    mean.start(fold.train, np.random.default_rng(0))
+    np.testing.assert_allclose(mean.combine(directions, margins), directions[:3].mean(axis=0))
+    with pytest.raises(ValueError, match="winners"):
+        make_ranker("nsgd", winners="all")
+
+
 def test_recent_document_queue_keeps_the_last_r_in_order():
     space = DocumentSpace(n_features=2, k=0, r=3)
     for value in range(1, 6):

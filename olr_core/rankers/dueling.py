@@ -167,15 +167,23 @@ class NSGD(DuelingRanker):
     ``n_candidates`` with the largest ``|v . mean document feature|`` are compared. When
     several candidates share the best margin, the one whose ranking puts the clicked
     documents highest (DCG of clicks) on the ``n_difficult`` most recent queries the
-    current ranker lost is chosen.
+    current ranker lost is chosen (``winners="best"``, the NSGD paper's rule).
+
+    ``winners="mean"`` is what the reference code does in effect: it steps to the mean of all
+    winning candidates, like MGD, because its tie-break only runs while its queue of difficult
+    queries is not yet full, i.e. during about the first ``n_difficult`` clicked queries
+    (that short start is not reproduced).
     """
 
     PARAMS = {"n_candidates": at_least(1), "history": at_least(1), "n_null": at_least(1), "n_sample": at_least(1),
-              "n_difficult": at_least(0)}
+              "n_difficult": at_least(0), "winners": choice("best", "mean")}
 
     def __init__(self, n_candidates: int = 9, history: int = 60, n_null: int = 25, n_sample: int = 20,
-                 n_difficult: int = 10, **kwargs):
+                 n_difficult: int = 10, winners: str = "best", **kwargs):
         super().__init__(**kwargs)
+        if winners not in ("best", "mean"):
+            raise ValueError(f"nsgd: unknown winners {winners!r}; valid: best, mean")
+        self.winners = winners
         if self.multileave != "team_draft":
             raise ValueError("NSGD is defined with team-draft multileaving")
         if n_sample < n_candidates:
@@ -215,6 +223,8 @@ class NSGD(DuelingRanker):
             self.difficult.append((query.features[shown], feedback.clicks[: len(shown)].copy()))
 
     def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
+        if self.winners == "mean":
+            return super().combine(directions, margins)
         best = np.flatnonzero(margins == margins.max())
         if len(best) > 1 and self.difficult:
             quality = [self._clicked_dcg(self.theta + self.step * directions[j]) for j in best]

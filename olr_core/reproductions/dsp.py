@@ -29,6 +29,8 @@ CODE_CHOICES = {
     "credit": ("probabilistic credit estimated from 10,000 sampled team assignments (else exact)",
                {"dbgd": {"credit_samples": 10_000}, "mgd": {"credit_samples": 10_000}}, None),
     "decay": ("no learning-rate decay in MGD and NSGD", {"mgd": {"decay": 1.0}, "nsgd": {"decay": 1.0}}, None),
+    "nsgd_winners": ("NSGD steps to the mean of all winners (text: the best one, ties broken on difficult queries)",
+                     {"nsgd": {"winners": "mean"}}, None),
     "stop_rule": ("stop draw at every examined position (text: only after a click)", {}, "every_position"),
     "renormalize": ("projected DSP direction renormalised to unit length", {"dsp": {"dsp_renormalize": True}}, None),
 }

@@ -6,7 +6,9 @@ profile or when MQ2008 is absent), ``lambda``,
 ``cosine`` and ``gt`` (Figure 3), ``k`` and ``r`` (Figure 4, on the MSLR-sized synthetic
 preset, as the paper used MSLR-WEB10K). ``main`` is run in the configuration the text
 describes and in the configuration of the authors' code (:data:`dsp.CODE_CHOICES`); the
-ablation (one code choice at a time) is the ``dsp_ablation`` page.
+figure experiments in the text's configuration only (in the code's each run costs about three
+times as much; the figure pages run it on request). The ablation (one code choice at a time)
+is the ``dsp_ablation`` page.
 """
 
 from __future__ import annotations
