@@ -394,3 +394,30 @@ def test_second_moment_of_a_projection_fixed_before_the_direction_is_rank_over_d
     norm2 = ((u @ basis.T) ** 2).sum(1)
     se = norm2.std(ddof=1) / np.sqrt(len(u))
     assert abs(norm2.mean() - len(basis) / d) < 4 * se
+
+
+def test_the_compiled_margin_convolution_equals_the_numpy_formula_bit_for_bit():
+    """The convolution as first written in numpy (rolls of the whole table per clicked slot)."""
+    from olr_core.rankers.interleaving import margin_distribution
+
+    def by_rolls(posterior, clicks):
+        p = posterior[: len(clicks)][clicks]
+        m, c = posterior.shape[1], int(clicks.sum())
+        dist = np.zeros((m, 2 * c + 1))
+        dist[:, c] = 1.0
+        for slot in p:
+            up, down = slot.copy(), np.full(m, slot[0])
+            stay = 1.0 - up - down
+            stay[0], up[0], down[0] = 1.0, 0.0, 0.0
+            dist = (dist * stay[:, None] + np.roll(dist, 1, axis=1) * up[:, None]
+                    + np.roll(dist, -1, axis=1) * down[:, None])
+        return dist
+
+    rng = np.random.default_rng(21)
+    for m in (2, 5, 50):
+        rankings = np.array([rng.permutation(12) for _ in range(m)])
+        _, post = probabilistic_multileave(rankings, 10, rng)
+        for clicks in (rng.random(10) < 0.4, np.ones(10, dtype=bool), np.eye(10, dtype=bool)[3]):
+            expected = by_rolls(post, clicks)
+            assert np.array_equal(margin_distribution(post, clicks), expected)
+            np.testing.assert_allclose(expected.sum(axis=1), 1.0)

@@ -132,20 +132,26 @@ def margin_distribution(posterior: np.ndarray, clicks: np.ndarray) -> np.ndarray
     the other slots, so the credit difference is a sum of independent {-1, 0, +1} steps
     over the clicked slots; its distribution is built by convolution.
     """
-    p = posterior[: len(clicks)][clicks]            # clicked slots x m
-    m = posterior.shape[1]
-    c = len(p)
-    dist = np.zeros((m, 2 * c + 1))
+    return _convolve_margins(np.ascontiguousarray(posterior[: len(clicks)][clicks]))
+
+
+@njit(cache=True)
+def _convolve_margins(p):
+    """The convolution of :func:`margin_distribution` for clicked-slot posteriors ``p`` (c x m): per
+    slot, ranker j's margin steps up with p[slot, j], down with p[slot, 0] and stays otherwise
+    (ranker 0 against itself never moves)."""
+    c, m = p.shape
+    width = 2 * c + 1
+    dist = np.zeros((m, width))
     dist[:, c] = 1.0
-    for slot in p:
-        up, down = slot, np.full(m, slot[0])
-        stay = 1.0 - up - down
-        stay[0] = 1.0                               # ranker 0 against itself: no change
-        up = up.copy()
-        up[0] = 0.0
-        down[0] = 0.0
-        dist = (dist * stay[:, None] + np.roll(dist, 1, axis=1) * up[:, None]
-                + np.roll(dist, -1, axis=1) * down[:, None])
+    row = np.empty(width)
+    for slot in range(c):
+        for j in range(1, m):
+            up, down = p[slot, j], p[slot, 0]
+            stay = 1.0 - up - down
+            for d in range(width):
+                row[d] = dist[j, d] * stay + dist[j, (d - 1) % width] * up + dist[j, (d + 1) % width] * down
+            dist[j] = row
     return dist
 
 
