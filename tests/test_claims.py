@@ -255,3 +255,22 @@ def test_figure_grids_in_the_code_configuration_keep_their_swept_parameter_and_v
     gt = dsp.gt_grid("synth-mq", 1, 1, 50, config="code")
     assert [dsp.gt_variant(s) for s in gt] == ["DBGD", "DBGD-DSP", "DBGD-DSP-GT", "MGD", "MGD-DSP", "MGD-DSP-GT"]
     assert [s.params.get("dsp_renormalize", False) for s in gt] == [False, True, True] * 2
+
+
+def test_dsp_cells_within_one_paper_sd_counted_only_at_the_papers_horizon():
+    from olr_core.reproductions import dsp
+
+    paper = dsp.paper_frame("offline").query("dataset == 'mq2008' and click_model == 'perfect'").set_index("algorithm")
+    ours = pd.DataFrame({"dataset": "mq2008", "click_model": "perfect", "algorithm": ["dbgd", "mgd", "nsgd"],
+                         "mean": [paper.paper_mean["dbgd"] + 0.5 * paper.paper_sd["dbgd"],     # inside
+                                  paper.paper_mean["mgd"] - 1.5 * paper.paper_sd["mgd"],       # outside
+                                  paper.paper_mean["nsgd"] + 0.99 * paper.paper_sd["nsgd"]]})   # just inside
+    table = dsp.with_paper(ours, "offline")
+    np.testing.assert_allclose(table.z, [0.5, -1.5, 0.99])
+    assert dsp.within_paper_sd(table) == (2, 3)
+    assert dsp.within_paper_sd(dsp.with_paper(ours, "offline", comparable=False)) == (0, 0)
+    synthetic = ours.assign(dataset="synth-mq")                                         # not a data set of the paper
+    assert dsp.within_paper_sd(dsp.with_paper(synthetic, "offline")) == (0, 0)
+    assert dsp.config_datasets("code", ["synth-mq", "mq2008"]) == ["mq2008"]
+    assert dsp.config_datasets("code", ["synth-mq"]) == ["synth-mq"]
+    assert dsp.config_datasets("text", ["synth-mq", "mq2008"]) == ["synth-mq", "mq2008"]

@@ -10,12 +10,12 @@ import pandas as pd
 import yaml
 
 from ..claims import paired_test
+from ..data import get_spec
 from ..experiments import expand_grid
 
 ALGORITHMS = ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"]
 BASES = ["dbgd", "mgd", "nsgd"]
 CLICK_MODELS = ["perfect", "navigational", "informational"]
-SYNTHETIC_DATASETS = ("synth-mq",)
 
 
 # "As the text says" and "as the code ran": the choices where the paper's text and the authors'
@@ -71,16 +71,10 @@ def config_params(config: str, algorithm: str) -> tuple[dict, str]:
 def main_grid(datasets, folds, seeds, rounds: int = 10_000, algorithms=ALGORITHMS, click_models=CLICK_MODELS,
               params: dict | None = None, config: str = "text", **extra):
     """Every algorithm x data set x fold x click model x seed of Tables 2-3 and Figure 2, in ``config``."""
-    specs = []
-    for algorithm in algorithms:
-        chosen, stop_rule = config_params(config, algorithm)
-        grid = {"algorithms": [{"name": algorithm, "params": {**chosen, **(params or {})}}],
-                "datasets": list(datasets), "folds": list(folds), "click_models": list(click_models),
-                "seeds": seeds, "rounds": rounds, **extra}
-        if stop_rule != "after_click":
-            grid["stop_rule"] = stop_rule
-        specs += expand_grid(grid)
-    return specs
+    return in_config(expand_grid({"algorithms": [{"name": a, "params": dict(params or {})} for a in algorithms],
+                                  "datasets": list(datasets), "folds": list(folds),
+                                  "click_models": list(click_models), "seeds": seeds, "rounds": rounds, **extra}),
+                     config)
 
 
 CONFIG_TITLES = {"text": "as the text says", "code": "as the code ran"}
@@ -89,7 +83,7 @@ CONFIG_TITLES = {"text": "as the text says", "code": "as the code ran"}
 def config_datasets(config: str, names) -> list[str]:
     """The data sets ``config`` runs of ``names``: the code's configuration is about the paper's
     numbers, so it runs the real sets only (the synthetic ones when there are none)."""
-    real = [n for n in names if n not in SYNTHETIC_DATASETS]
+    real = [n for n in names if not get_spec(n).synthetic]
     return (real or list(names)) if config == "code" else list(names)
 
 
@@ -99,20 +93,26 @@ def config_grids(names, folds, seeds, rounds: int, configs=("text", "code")) -> 
             for config in configs}
 
 
-def within_paper_sd(table: pd.DataFrame) -> tuple[int, int]:
-    """(cells within one paper s.d. of the paper's mean, cells with a paper number) of a
+def within_paper_sd(table: pd.DataFrame, k: float = 1.0) -> tuple[int, int]:
+    """(cells within ``k`` paper s.d. of the paper's mean, cells with a paper number) of a
     :func:`with_paper` table: the claim registry's rule for a reproduced cell."""
-    shared = table[table.paper_mean.notna()]
-    return int(((shared["mean"] - shared.paper_mean).abs() <= shared.paper_sd).sum()), len(shared)
+    z = table["z"].dropna()
+    return int((z.abs() <= k).sum()), len(z)
+
+
+def config_caption(config: str, names, folds, seeds, rounds: int) -> str:
+    """'**As the code ran** (`code`): mq2008; folds [...]; 1 seed(s) per fold; 10000 rounds'."""
+    return (f"**{CONFIG_TITLES.get(config, config).capitalize()}** (`{config}`): "
+            f"{', '.join(config_datasets(config, names))}; folds {folds}; {seeds} seed(s) per fold; {rounds} rounds")
 
 
 def in_config(specs, config: str = "text") -> list:
-    """The runs of a figure's grid in ``config``: the configuration's parameters and stop rule under
-    each run's own (a figure's swept parameter wins). ``dsp=True`` on DBGD or MGD counts as X-DSP."""
+    """The runs of a grid in ``config``: the configuration's parameters and stop rule under each
+    run's own parameters (a figure's swept parameter wins). ``dsp=True`` on DBGD or MGD counts as X-DSP."""
     out = []
     for spec in specs:
-        as_dsp = spec.algorithm.endswith("_dsp") or spec.params.get("dsp", False)
-        chosen, stop_rule = config_params(config, spec.algorithm.removesuffix("_dsp") + ("_dsp" if as_dsp else ""))
+        projected = spec.params.get("dsp", False) and not spec.algorithm.endswith("_dsp")
+        chosen, stop_rule = config_params(config, spec.algorithm + ("_dsp" if projected else ""))
         out.append(dataclasses.replace(spec, params={**chosen, **spec.params}, stop_rule=stop_rule))
     return out
 
@@ -196,11 +196,14 @@ def comparison_table(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def with_paper(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Join our table with the paper's numbers where the data set is one the paper used."""
-    paper = paper_frame(metric)
-    out = table.merge(paper, on=["dataset", "click_model", "algorithm"], how="left")
+def with_paper(table: pd.DataFrame, metric: str, comparable: bool = True) -> pd.DataFrame:
+    """Join our table with the paper's numbers where the data set is one the paper used, with the
+    difference and z = difference / paper s.d.; none at all unless ``comparable`` (the paper's horizon)."""
+    out = table.merge(paper_frame(metric), on=["dataset", "click_model", "algorithm"], how="left")
+    if not comparable:
+        out[["paper_mean", "paper_sd"]] = np.nan
     out["difference"] = out["mean"] - out["paper_mean"]
+    out["z"] = out["difference"] / out["paper_sd"]
     return out
 
 
