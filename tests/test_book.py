@@ -185,3 +185,74 @@ def test_every_cross_page_glue_reference_names_a_glued_key_with_a_format():
         for key, page in re.findall(r"```\{glue\}\s+(\S+)\s*\n:doc:\s*(\S+)", text):
             literal, prefixes = _glued_keys(ROOT / "notebooks" / Path(page).name)
             assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{chapter.name}: {key}"
+
+
+def test_chapter_groups_keep_a_chapter_in_order_and_the_dashboard_last():
+    from olr_core.book import chapter_groups
+
+    entries = [{"notebook": n} for n in ("click_models.ipynb", "dsp_table2.ipynb", "dsp_table3.ipynb",
+                                         "pairrank_figure3.ipynb", "dsp_theory.ipynb")]
+    entries.insert(3, {"notebook": "claims.ipynb", "last": True})
+    groups, last = chapter_groups(entries)
+    assert [[e["notebook"] for e in g] for g in groups] == [
+        ["click_models.ipynb"], ["dsp_table2.ipynb", "dsp_table3.ipynb"], ["pairrank_figure3.ipynb"],
+        ["dsp_theory.ipynb"]]
+    assert [e["notebook"] for e in last] == ["claims.ipynb"]
+    manifest_groups, manifest_last = chapter_groups(load_manifest(ROOT))
+    assert [e["notebook"] for e in manifest_last] == ["claims.ipynb"]
+    chapters = [Path(g[0]["notebook"]).stem.split("_")[0] for g in manifest_groups]
+    assert len(chapters) == len(set(chapters)), "a chapter's pages must be consecutive in the manifest"
+
+
+def _marker_notebook(path: Path, body: str) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("folder = ''\npage = ''")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_pages_run_in_lanes_with_the_last_page_after_all(tmp_path, lanes):
+    """Two chapters side by side (or one after the other), each page executed, the dashboard last."""
+    import yaml
+
+    from olr_core.book import execute_in_lanes
+
+    (tmp_path / "notebooks").mkdir()
+    write = ("import pathlib, time\ntime.sleep(0.5)\n"
+             "pathlib.Path(folder, page).write_text(str(time.time()))")
+    check_all = "import pathlib\nassert sorted(p.name for p in pathlib.Path(folder).iterdir()) == ['a_1', 'a_2', 'b_1']"
+    entries = []
+    for page, body in [("a_1", write), ("a_2", write), ("b_1", write), ("z_last", check_all)]:
+        _marker_notebook(tmp_path / "notebooks" / f"{page}.ipynb", body)
+        entry = {"notebook": f"{page}.ipynb", "common": {"folder": str(tmp_path / "out"), "page": page},
+                 "profiles": {"quick": {}, "paper": {}}}
+        entries.append(entry | ({"last": True} if page == "z_last" else {}))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "notebooks" / "manifest.yml").write_text(yaml.safe_dump({"notebooks": entries}))
+    execute_in_lanes(tmp_path, entries, "quick", lanes=lanes)
+    stamps = {p.name: float(p.read_text()) for p in (tmp_path / "out").iterdir()}
+    assert stamps["a_1"] < stamps["a_2"]                 # a chapter's pages in order
+    assert all((tmp_path / "book" / "generated" / f"{e['notebook']}").exists() for e in entries)
+
+
+def test_a_failing_page_in_a_lane_is_named(tmp_path):
+    import yaml
+
+    from olr_core.book import execute_in_lanes
+
+    (tmp_path / "notebooks").mkdir()
+    entries = []
+    for page, body in [("a_1", "raise ValueError('broken page')"), ("b_1", "import time\ntime.sleep(3)"),
+                       ("c_1", "x = 1")]:
+        _marker_notebook(tmp_path / "notebooks" / f"{page}.ipynb", body)
+        entries.append({"notebook": f"{page}.ipynb", "profiles": {"quick": {}, "paper": {}}})
+    (tmp_path / "notebooks" / "manifest.yml").write_text(yaml.safe_dump({"notebooks": entries}))
+    with pytest.raises(RuntimeError, match=r"(?s)page a_1.ipynb failed: PapermillExecutionError.*broken page"):
+        execute_in_lanes(tmp_path, entries, "quick", lanes=2)
+    with pytest.raises(ValueError, match="--lanes 0 is invalid"):
+        execute_in_lanes(tmp_path, entries, "quick", lanes=0)
