@@ -351,6 +351,39 @@ def test_the_pivoted_qr_basis_is_orthonormal_and_spans_what_the_svd_spans(shape)
     np.testing.assert_allclose(basis.T @ (basis @ u), expected, atol=1e-12)
 
 
+def test_the_basis_is_scipys_pivoted_qr_to_the_last_bit():
+    """orthonormal_basis calls LAPACK directly with scipy.linalg.qr's workspace: the same bits,
+    tall, wide, square and rank-deficient (stored runs depend on it)."""
+    import scipy.linalg
+
+    rng = np.random.default_rng(7)
+    for k, d in [(1, 5), (25, 46), (46, 46), (60, 46), (3, 2), (30, 10)]:
+        for dependent in (False, True):
+            D = rng.standard_normal((k, d))
+            if dependent and k > 2:
+                D[-1] = 2.0 * D[0] - D[1]
+            q, r, _ = scipy.linalg.qr(D.T, mode="economic", pivoting=True)
+            diagonal = np.abs(np.diag(r))
+            expected = q[:, : int((diagonal > 1e-10 * diagonal[0]).sum())].T
+            assert np.array_equal(orthonormal_basis(D), expected), (k, d, dependent)
+
+
+def test_nsgd_keeps_its_losing_span_only_while_the_losers_are_unchanged():
+    fold = load_fold("synth-mq")
+    ranker = make_ranker("nsgd", n_null=5, history=8)
+    run_online(ranker, fold, make_user("informational", fold.max_grade), rounds=300, seed=3)
+    assert len(ranker.losers) == 8
+    kept = ranker.losing_span()
+    ranker._span = None
+    np.testing.assert_array_equal(kept, ranker.losing_span())     # the kept span is the current one
+    before = ranker.losing_span()
+    directions, margins = np.eye(2, fold.n_features), np.array([-50.0, -40.0])    # two new worst losers
+    ranker.observe(fold.train.query(0), None, None, directions, margins)
+    after = ranker.losing_span()
+    assert not np.array_equal(before, after)
+    np.testing.assert_allclose(np.linalg.norm(after @ directions.T, axis=0), 1.0)   # both lie in the new span
+
+
 @pytest.mark.parametrize("shape", [(1, 5), (6, 20), (18, 46), (60, 46), (46, 46)])
 def test_pivoted_qr_projection_matches_the_svd_projection(shape):
     from olr_core.rankers.projection import project_on_span

@@ -195,13 +195,16 @@ class NSGD(DuelingRanker):
         super().start(train, rng)
         self.losers = deque(maxlen=self.history)
         self.difficult = deque(maxlen=self.n_difficult)
+        self._span = None                   # the losing span, kept until the losers change
 
     def losing_span(self) -> np.ndarray:
         """Orthonormal rows spanning the worst recent losing directions (at most d - 1 of them)."""
-        if not self.losers:
-            return np.zeros((0, len(self.theta)))
-        worst = sorted(self.losers, key=lambda pair: pair[0])[: min(self.n_null, len(self.theta) - 1)]
-        return orthonormal_basis(np.array([u for _, u in worst]))
+        if self._span is None:
+            if not self.losers:
+                return np.zeros((0, len(self.theta)))
+            worst = sorted(self.losers, key=lambda pair: pair[0])[: min(self.n_null, len(self.theta) - 1)]
+            self._span = orthonormal_basis(np.array([u for _, u in worst]))
+        return self._span
 
     def propose(self, query) -> np.ndarray:
         """Uniform directions in the null space of the losing span (a Gaussian with that span removed)."""
@@ -218,6 +221,7 @@ class NSGD(DuelingRanker):
         for u, margin in zip(directions, margins):
             if margin < 0:
                 self.losers.append((float(margin), u))
+                self._span = None
         if (margins > 0).any():
             shown = display.ranking
             self.difficult.append((query.features[shown], feedback.clicks[: len(shown)].copy()))
