@@ -290,6 +290,8 @@ def execute_in_lanes(root: Path, entries: list[dict], profile: str, overrides: d
             if failed:
                 for future in pending:
                     future.cancel()
+                print(f"[olr book] {failed[0].exception()}".splitlines()[0] + "; finishing the chapter already "
+                      "running in the other lane, then stopping", file=sys.stderr, flush=True)
                 raise failed[0].exception()
     execute_pages(root, last, profile, overrides, data_dir)
 
