@@ -261,8 +261,11 @@ def execute_pages(root: Path, entries: list[dict], profile: str, overrides: dict
 
 
 def default_lanes() -> int:
-    """Two chapters at a time where there are two cores or more (their grids also use the cores)."""
-    return 2 if (os.cpu_count() or 1) >= 2 else 1
+    """One chapter at a time. Two lanes on 2 cores (a fresh-clone CI build) were not faster: the
+    pages had taken 1,090 s before the neural and KLRank chapters started, against 1,085 s for
+    the whole book in one lane. Each page's grid already uses both cores and four busy processes
+    contend, so ``--lanes`` is for machines with cores to spare."""
+    return 1
 
 
 def execute_in_lanes(root: Path, entries: list[dict], profile: str, overrides: dict | None = None,
@@ -301,7 +304,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
                lanes: int | None = None) -> int:
     """Execute the manifest's notebooks (or those ``only`` names, with ``overrides``) and build the HTML book.
 
-    ``lanes`` chapters execute side by side (default: 2 on a machine with two cores or more).
+    ``lanes`` chapters execute side by side (default 1; see :func:`default_lanes`).
     Every override is checked against each chosen page's parameters before anything runs.
     ``edition="student"`` builds into ``_build/student`` without the exercises' solutions,
     executing only the pages that have not been executed yet (unless ``only`` names some).

@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="student: no exercise solutions, built into _build/student")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
     book.add_argument("--lanes", type=int, default=None,
-                      help="chapters executed side by side (default: 2 with two cores or more, else 1)")
+                      help="chapters executed side by side (default 1; more only with cores to spare)")
     book.set_defaults(func=cmd_book)
 
     notebook = sub.add_parser("notebook", help="execute one page as a standalone notebook")
