@@ -227,84 +227,10 @@ def _student_config(root: Path) -> Path:
     return path
 
 
-def chapter_groups(entries: list[dict]) -> tuple[list[list[dict]], list[dict]]:
-    """The pages in groups that may run side by side, and the pages that must run after all of them.
-
-    A group is a chapter: the consecutive pages whose names share the part before the first ``_``
-    (``dsp_table2``, ``dsp_ablation``, ...), which reuse each other's runs and so run in order. A
-    page marked ``last: true`` in the manifest (the claims dashboard, which reads every chapter's
-    runs) waits for every group."""
-    groups, last = [], []
-    for entry in entries:
-        if entry.get("last"):
-            last.append(entry)
-            continue
-        chapter = Path(entry["notebook"]).stem.split("_")[0]
-        if groups and Path(groups[-1][0]["notebook"]).stem.split("_")[0] == chapter:
-            groups[-1].append(entry)
-        else:
-            groups.append([entry])
-    return groups, last
-
-
-def execute_pages(root: Path, entries: list[dict], profile: str, overrides: dict | None = None,
-                  data_dir: str | None = None) -> None:
-    """Execute ``entries`` one after the other, printing each page's time."""
-    for entry in entries:
-        print(f"[olr book] executing {entry['notebook']} ({profile})", flush=True)
-        started = time.perf_counter()
-        try:
-            execute_notebook(root, entry, profile, overrides, data_dir)
-        except Exception as err:            # re-raised as a plain error: it must cross a process boundary
-            raise RuntimeError(f"page {entry['notebook']} failed: {type(err).__name__}: {err}") from None
-        print(f"[olr book] {entry['notebook']} took {time.perf_counter() - started:.0f} s", flush=True)
-
-
-def default_lanes() -> int:
-    """One chapter at a time. Two lanes on 2 cores (a fresh-clone CI build) were not faster: the
-    pages had taken 1,090 s before the neural and KLRank chapters started, against 1,085 s for
-    the whole book in one lane. Each page's grid already uses both cores and four busy processes
-    contend, so ``--lanes`` is for machines with cores to spare."""
-    return 1
-
-
-def execute_in_lanes(root: Path, entries: list[dict], profile: str, overrides: dict | None = None,
-                     data_dir: str | None = None, lanes: int | None = None) -> None:
-    """Execute the pages with ``lanes`` chapters running side by side (:func:`chapter_groups`).
-
-    A page's own runs already use the cores (its ``jobs``), but its kernel start, data loading,
-    tables, plots and a grid's last runs leave a core idle; a second chapter fills that time.
-    Chapters are taken in the manifest's order as lanes come free; on the first failure the
-    chapters not yet started are dropped and the error names the page."""
-    lanes = default_lanes() if lanes is None else int(lanes)
-    if lanes < 1:
-        raise ValueError(f"--lanes {lanes} is invalid; expected an integer >= 1")
-    groups, last = chapter_groups(entries)
-    if lanes == 1 or len(groups) < 2:
-        execute_pages(root, [e for group in groups for e in group], profile, overrides, data_dir)
-    else:
-        from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
-        from multiprocessing import get_context
-
-        with ProcessPoolExecutor(max_workers=min(lanes, len(groups)), mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(execute_pages, root, group, profile, overrides, data_dir) for group in groups]
-            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in done if f.exception() is not None]
-            if failed:
-                for future in pending:
-                    future.cancel()
-                print(f"[olr book] {failed[0].exception()}".splitlines()[0] + "; finishing the chapter already "
-                      "running in the other lane, then stopping", file=sys.stderr, flush=True)
-                raise failed[0].exception()
-    execute_pages(root, last, profile, overrides, data_dir)
-
-
 def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False,
-               overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor",
-               lanes: int | None = None) -> int:
+               overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor") -> int:
     """Execute the manifest's notebooks (or those ``only`` names, with ``overrides``) and build the HTML book.
 
-    ``lanes`` chapters execute side by side (default 1; see :func:`default_lanes`).
     Every override is checked against each chosen page's parameters before anything runs.
     ``edition="student"`` builds into ``_build/student`` without the exercises' solutions,
     executing only the pages that have not been executed yet (unless ``only`` names some).
@@ -320,7 +246,11 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
     for entry in entries:
         check_overrides(root, entry, overrides or {})
-    execute_in_lanes(root, entries, profile, overrides, data_dir, lanes)
+    for entry in entries:
+        print(f"[olr book] executing {entry['notebook']} ({profile})", flush=True)
+        started = time.perf_counter()
+        execute_notebook(root, entry, profile, overrides, data_dir)
+        print(f"[olr book] {entry['notebook']} took {time.perf_counter() - started:.0f} s", flush=True)
     if skip_build:
         return 0
     if not mathjax_ready(root):

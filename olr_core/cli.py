@@ -157,8 +157,7 @@ def cmd_book(args) -> int:
         print(list_pages())
         return 0
     return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                      overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition,
-                      lanes=args.lanes)
+                      overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition)
 
 
 def cmd_notebook(args) -> int:
@@ -237,8 +236,6 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--edition", default="instructor", choices=["instructor", "student"],
                       help="student: no exercise solutions, built into _build/student")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
-    book.add_argument("--lanes", type=int, default=None,
-                      help="chapters executed side by side (default 1; more only with cores to spare)")
     book.set_defaults(func=cmd_book)
 
     notebook = sub.add_parser("notebook", help="execute one page as a standalone notebook")

@@ -42,8 +42,8 @@ def orthonormal_basis(D: np.ndarray, rtol: float = RTOL) -> np.ndarray:
 
     The LAPACK routines are called directly with the workspace ``scipy.linalg.qr(mode="economic",
     pivoting=True)`` would ask for, so the result is that function's to the last bit (tested) without
-    its per-call checks and workspace queries, which cost more than the factorisation for NSGD's
-    25 x 46 matrices."""
+    its per-call checks and two workspace queries per call (for NSGD's 25 x 46 matrices about a
+    third of the call's time: 78 -> 53 microseconds in one measurement on a loaded machine)."""
     if len(D) == 0:
         return np.zeros((0, D.shape[1]))
     a = np.array(np.asarray(D, dtype=float).T, order="F")
