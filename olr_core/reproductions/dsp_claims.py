@@ -5,10 +5,8 @@ MQ2008, the one data set of the paper that CI has, and on the synthetic default 
 profile or when MQ2008 is absent), ``lambda``,
 ``cosine`` and ``gt`` (Figure 3), ``k`` and ``r`` (Figure 4, on the MSLR-sized synthetic
 preset, as the paper used MSLR-WEB10K). ``main`` is run in the configuration the text
-describes and in the configuration of the authors' code (:data:`dsp.CODE_CHOICES`); the
-figure experiments in the text's configuration only (in the code's, with 49 candidates and the
-sampled credit, each run is slower; the figure pages run it on request). The ablation (one code choice at a time)
-is the ``dsp_ablation`` page.
+describes and in the configuration of the authors' code (:data:`dsp.CODE_CHOICES`), and so are
+the figure experiments. The ablation (one code choice at a time) is the ``dsp_ablation`` page.
 """
 
 from __future__ import annotations
@@ -80,30 +78,31 @@ CLAIMS = [
           ("dataset", "click_model"), {}, BOTH),
     Claim(PAPER, "F3a-lambda", "Figure 3a", "Online performance rises as the update trusts the projected "
           "direction more (lambda from 0 to 1)", "lambda", ONLINE, "increasing", {"parameter": "param:dsp_lambda"},
-          "MSLR-WEB10K, rising under all three users", ("click_model",)),
+          "MSLR-WEB10K, rising under all three users", ("click_model",), {}, BOTH),
     Claim(PAPER, "F3b-lambda-offline", "Figure 3b", "Offline performance hardly depends on lambda for navigational "
           "and informational users", "lambda", OFFLINE, "flat", {"parameter": "param:dsp_lambda", "tolerance": 0.02},
-          "MSLR-WEB10K, visual", ("click_model",), {"click_model": ["navigational", "informational"]}),
+          "MSLR-WEB10K, visual", ("click_model",), {"click_model": ["navigational", "informational"]},
+          BOTH),
     Claim(PAPER, "F3c-cosine", "Figure 3c", "MGD-DSP ends closer to the offline LambdaRank weights than MGD",
           "cosine", "final:cosine_to_reference", "paired_gain", {"treatment": "mgd_dsp", "control": "mgd"},
-          "MSLR-WEB10K, first 5,000 queries", ("click_model",)),
+          "MSLR-WEB10K, first 5,000 queries", ("click_model",), {}, BOTH),
     *[Claim(PAPER, f"F3d-{base}-gt", "Figure 3d", f"{base.upper()}-DSP with the inferred document space performs "
             f"like {base.upper()}-DSP-GT with the true one (perfect user)", "gt", OFFLINE, "equivalent",
             {"treatment": f"{base.upper()}-DSP", "control": f"{base.upper()}-DSP-GT", "tolerance": 0.01},
-            "MSLR-WEB10K, curves overlap", ("click_model",)) for base in ("dbgd", "mgd")],
+            "MSLR-WEB10K, curves overlap", ("click_model",), {}, BOTH) for base in ("dbgd", "mgd")],
     Claim(PAPER, "F4a-k-perfect", "Figure 4a", "Under perfect users a larger k is better", "k", ONLINE,
           "increasing", {"parameter": "param:dsp_k"}, "MSLR-WEB10K, k = 0..7", ("click_model",),
-          {"click_model": "perfect"}),
+          {"click_model": "perfect"}, BOTH),
     Claim(PAPER, "F4a-k-small", "Figure 4a", "Under navigational and informational users a small k (about 3) "
           "is best", "k", ONLINE, "argmax_in", {"parameter": "param:dsp_k", "values": [2, 3, 4]}, "k = 3",
-          ("click_model",), {"click_model": ["navigational", "informational"]}),
+          ("click_model",), {"click_model": ["navigational", "informational"]}, BOTH),
     Claim(PAPER, "F4b-r-perfect", "Figure 4b", "Under perfect users r = 20 recent documents is best", "r", ONLINE,
           "argmax_in", {"parameter": "param:dsp_r", "values": [20]}, "r = 20 of 0..50", ("click_model",),
-          {"click_model": "perfect"}),
+          {"click_model": "perfect"}, BOTH),
     Claim(PAPER, "F4b-r-robust", "Figure 4b", "Under navigational and informational users the choice of r hardly "
           "matters", "r", ONLINE, "flat", {"parameter": "param:dsp_r", "tolerance": 0.03, "relative": True},
           "curves within a few percent",
-          ("click_model",), {"click_model": ["navigational", "informational"]}),
+          ("click_model",), {"click_model": ["navigational", "informational"]}, BOTH),
     Claim(PAPER, "T2-large-data", "Table 2, Section 5.2", "The gains are largest on the high-dimensional web data "
           "(MSLR-WEB10K, Yahoo!)", "none", ONLINE, "not_testable",
           {"reason": "needs MSLR-WEB10K and Yahoo!, which this build does not have (pass them with --data-dir)"},
@@ -123,12 +122,12 @@ def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str
     names = [*main["datasets"], *real] or list(SYNTHETIC_DATASETS)
     out = {"main": dsp.main_grid(dsp.config_datasets(config, names), main["folds"], main["seeds"], main["rounds"],
                                  config=config)}
-    if config == "text":
-        out["lambda"] = dsp.lambda_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["rounds"], fig["lambdas"])
-        out["cosine"] = dsp.cosine_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["cosine_rounds"])
-        out["gt"] = dsp.gt_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["rounds"])
-        out["k"] = dsp.sweep_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["rounds"], "dsp_k", fig["ks"])
-        out["r"] = dsp.sweep_grid(FIGURE_DATASET, fig["fold"], fig["seeds"], fig["rounds"], "dsp_r", fig["rs"])
+    where = (FIGURE_DATASET, fig["fold"], fig["seeds"])
+    out["lambda"] = dsp.lambda_grid(*where, fig["rounds"], fig["lambdas"], config)
+    out["cosine"] = dsp.cosine_grid(*where, fig["cosine_rounds"], config)
+    out["gt"] = dsp.gt_grid(*where, fig["rounds"], config)
+    out["k"] = dsp.sweep_grid(*where, fig["rounds"], "dsp_k", fig["ks"], config)
+    out["r"] = dsp.sweep_grid(*where, fig["rounds"], "dsp_r", fig["rs"], config)
     return out
 
 
