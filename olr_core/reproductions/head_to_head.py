@@ -1,0 +1,87 @@
+"""Every click learner of the book in one simulator: the same data, queries, users and seeds.
+
+Each method runs with the settings its own chapter chose: the PairRank chapter's tuning for
+the linear pairwise learners and PDGD, the neural chapter's for the networks, and the DSP
+paper's text for the dueling bandits. The grid is the neural chapter's Figures 4-6 grid with
+more algorithms, so the runs the two share are computed once. The growing-library rankers
+(KLRank, GPER) rank a library without query features, and RTop-kF learns from the grades of
+the top k rather than from clicks, so neither can face these users; their chapters compare
+them with their own baselines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..claims import paired_test
+from . import neural, pairrank
+
+FAMILIES = {
+    "dueling bandits (Wang et al., 2019)": ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"],
+    "pairwise models (Jia et al., 2021)": ["pairrank_c", "pairrank_r", "epsilon_greedy", "sgd_ranknet"],
+    "pairwise differentiable gradient descent": ["pdgd"],
+    "neural rankers (Jia and Wang, 2022)": ["olranknet", "ollambdarank", "neural_pdgd", "neural_dbgd"],
+}
+ALGORITHMS = [name for members in FAMILIES.values() for name in members]
+FAMILY_OF = {name: family for family, members in FAMILIES.items() for name in members}
+DISPLAY_NAMES = {"dbgd": "DBGD", "dbgd_dsp": "DBGD-DSP", "mgd": "MGD", "mgd_dsp": "MGD-DSP", "nsgd": "NSGD",
+                 "nsgd_dsp": "NSGD-DSP", "pairrank_c": "PairRank_C", "pairrank_r": "PairRank_R",
+                 "epsilon_greedy": "ε-greedy RankNet", "sgd_ranknet": "SGD RankNet", "pdgd": "PDGD",
+                 "olranknet": "olRankNet", "ollambdarank": "olLambdaRank", "neural_pdgd": "neural PDGD",
+                 "neural_dbgd": "neural DBGD"}
+SIGNIFICANCE = 0.05
+
+
+def settings() -> dict:
+    """{algorithm: parameters}: the neural chapter's choices (which include the PairRank chapter's
+    for the linear methods they share), then the PairRank chapter's for the rest; DSP's defaults."""
+    chosen = {**pairrank.tuned_params(), **neural.tuned_params()}
+    return {name: dict(chosen.get(name, {})) for name in ALGORITHMS}
+
+
+def grid(datasets, seeds: int, rounds: int, params: dict, click_models=neural.CLICK_MODELS):
+    """Every algorithm x data set x user x seed (the neural chapter's grid, so shared runs are shared)."""
+    return neural.main_grid(datasets, seeds, rounds, params, click_models, ALGORITHMS)
+
+
+def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per data set and user, each algorithm's mean and standard error of ``metric`` over runs, its
+    rank (1 = best), and the p-value of a paired t-test against the best (paired by fold and seed:
+    the same queries in the same order; NaN with fewer than 5 pairs). ``tied`` marks the best and
+    every method the test cannot tell from it at 5 %."""
+    rows = []
+    for (dataset, user), cell in summary.groupby(["dataset", "click_model"], sort=False):
+        runs = cell.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric)
+        means = runs.mean().sort_values(ascending=False)
+        best = means.index[0]
+        for rank, (name, mean) in enumerate(means.items(), start=1):
+            both = runs[[best, name]].dropna()
+            p = 1.0 if name == best else paired_test(both[name].to_numpy(), both[best].to_numpy())
+            rows.append({"dataset": dataset, "click_model": user, "algorithm": name, "family": FAMILY_OF.get(name),
+                         "mean": mean, "se": runs[name].std(ddof=1) / np.sqrt(runs[name].count()),
+                         "runs": int(runs[name].count()), "rank": rank, "p_vs_best": p,
+                         "tied": bool(name == best or (np.isfinite(p) and p >= SIGNIFICANCE))})
+    return pd.DataFrame(rows)
+
+
+def standings_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Algorithms (rows) x (data set, user) (columns): 'mean ± s.e. (rank)', with '*' on the best
+    and every method not significantly below it (only with 5 or more paired runs)."""
+    tested = table.groupby(["dataset", "click_model"])["runs"].transform("min") >= 5
+    mark = np.where(table["tied"] & (tested | (table["rank"] == 1)), "*", "")
+    text = [f"{m:.{digits}f} ± {s:.{digits}f} ({r}){k}" if np.isfinite(s) else f"{m:.{digits}f} ({r}){k}"
+            for m, s, r, k in zip(table["mean"], table["se"], table["rank"], mark)]
+    out = table.assign(value=text).pivot_table(index="algorithm", columns=["dataset", "click_model"], values="value",
+                                               aggfunc="first")
+    order = [a for a in ALGORITHMS if a in out.index]
+    users = [u for u in neural.CLICK_MODELS if u in out.columns.get_level_values("click_model")]
+    out = out.reindex(index=order).reindex(columns=users, level="click_model")
+    out.index = [DISPLAY_NAMES.get(a, a) for a in out.index]
+    return out
+
+
+def family_ranks(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean rank of each family's best member per (data set, user): which family leads where."""
+    best = table.groupby(["dataset", "click_model", "family"])["rank"].min().unstack("family")
+    return best[[f for f in FAMILIES if f in best.columns]]

@@ -1,0 +1,57 @@
+"""The head-to-head page: one grid shared with the neural chapter, and standings computed exactly."""
+
+import numpy as np
+import pandas as pd
+
+from olr_core.experiments.runner import spec_key
+from olr_core.reproductions import head_to_head as h2h
+from olr_core.reproductions import neural
+
+
+def test_every_click_learner_runs_once_and_the_neural_chapters_runs_are_shared():
+    params = h2h.settings()
+    specs = h2h.grid(["synth-mq"], 2, 50, params)
+    assert sorted({s.algorithm for s in specs}) == sorted(h2h.ALGORITHMS)
+    assert len(specs) == len(h2h.ALGORITHMS) * 3 * 2
+    assert set(h2h.DISPLAY_NAMES) == set(h2h.ALGORITHMS) == set(h2h.FAMILY_OF)
+    ours = {spec_key(s) for s in specs}
+    chapter = neural.main_grid(["synth-mq"], 2, 50, neural.tuned_params())
+    shared = [s for s in chapter if s.algorithm in h2h.ALGORITHMS]
+    assert shared and {spec_key(s) for s in shared} <= ours
+
+
+def _frame(values: dict) -> pd.DataFrame:
+    """One row per (algorithm, seed) of one data set and user."""
+    return pd.DataFrame([{"dataset": "d", "click_model": "perfect", "fold": 1, "seed": seed, "algorithm": name,
+                          "score": v} for name, vs in values.items() for seed, v in enumerate(vs)])
+
+
+def test_standings_rank_by_mean_and_tie_only_what_a_paired_test_cannot_separate():
+    values = {"pdgd": [1.0, 1.1, 1.2, 1.3, 1.4],          # best: mean 1.2
+              "mgd": [0.9, 1.2, 1.1, 1.35, 1.3],          # noisy, close: not separable from pdgd
+              "dbgd": [0.5, 0.62, 0.69, 0.81, 0.9]}      # about 0.5 below in every run
+    table = h2h.standings(_frame(values), "score").set_index("algorithm")
+    assert table["rank"].to_dict() == {"pdgd": 1, "mgd": 2, "dbgd": 3}
+    assert np.isclose(table.loc["pdgd", "mean"], 1.2)
+    assert np.isclose(table.loc["pdgd", "se"], np.std(values["pdgd"], ddof=1) / np.sqrt(5))
+    assert table.loc["dbgd", "p_vs_best"] < 1e-6 and not table.loc["dbgd", "tied"]
+    assert table.loc["mgd", "p_vs_best"] > 0.05 and table.loc["mgd", "tied"] and table.loc["pdgd", "tied"]
+    shown = h2h.standings_table(table.reset_index())
+    assert shown.loc["PDGD"].iloc[0].endswith("(1)*") and shown.loc["MGD"].iloc[0].endswith("(2)*")
+    assert shown.loc["DBGD"].iloc[0].endswith("(3)")
+
+
+def test_with_fewer_than_five_runs_nothing_is_marked_tied_but_the_best():
+    table = h2h.standings(_frame({"pdgd": [1.0, 1.2], "mgd": [0.9, 1.25]}), "score")
+    assert table.set_index("algorithm")["p_vs_best"].isna()["mgd"]
+    shown = h2h.standings_table(table)
+    assert shown.loc["PDGD"].iloc[0].endswith("(1)*") and shown.loc["MGD"].iloc[0].endswith("(2)")
+
+
+def test_family_ranks_give_each_familys_best_member():
+    values = {"pdgd": [1.0] * 5, "mgd": [0.8] * 5, "mgd_dsp": [0.9] * 5, "olranknet": [0.7] * 5}
+    ranks = h2h.family_ranks(h2h.standings(_frame(values), "score"))
+    row = ranks.iloc[0]
+    assert row["pairwise differentiable gradient descent"] == 1
+    assert row["dueling bandits (Wang et al., 2019)"] == 2
+    assert row["neural rankers (Jia and Wang, 2022)"] == 4
