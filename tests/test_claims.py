@@ -129,8 +129,21 @@ def test_every_claim_uses_a_known_rule_and_experiment(module):
     for c in module.CLAIMS:
         assert c.rule in RULES
         datasets = [d for d in module.MAIN_DATASETS if get_spec(d).synthetic]
-        assert c.experiment in ("none", *module.experiments("quick", c.configs[0], datasets)), c.id
+        for config in c.configs:          # every configuration a claim is judged in runs its experiment
+            assert c.experiment in ("none", *module.experiments("quick", config, datasets)), (c.id, config)
         assert set(c.configs) <= set(module.CONFIGS)
+
+
+def test_every_dsp_table_and_figure_claim_is_judged_as_the_text_says_and_as_the_code_ran():
+    for c in dsp_claims.CLAIMS:
+        if c.rule != "not_testable":
+            assert set(c.configs) == {"text", "code"}, c.id
+    text, code = (dsp_claims.experiments("quick", config, ["mq2008"]) for config in ("text", "code"))
+    assert set(text) == set(code) == {"main", "lambda", "cosine", "gt", "k", "r"}
+    for name in ("lambda", "cosine", "gt", "k", "r"):     # the same runs, in the code's configuration
+        assert [(s.algorithm, s.click_model, s.seed) for s in text[name]] == \
+            [(s.algorithm, s.click_model, s.seed) for s in code[name]]
+        assert all(s.stop_rule == "every_position" and s.params.get("learning_rate") == 0.01 for s in code[name])
 
 
 @pytest.mark.parametrize("module, paper_file, section, sources, not_results", [
