@@ -34,10 +34,19 @@ def ndcg_at_k(ranked_labels, all_labels, k: int = 10) -> float:
 
 
 def rank_by_scores(scores: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Indices sorting ``scores`` descending along the last axis; ties broken at random."""
+    """Indices sorting ``scores`` descending along the last axis; ties broken at random.
+
+    With ``rng`` the order is that of ``np.lexsort((noise, -scores))`` for uniform ``noise``
+    (always drawn, so the generator advances the same way); when no row has a tie (or a NaN)
+    the noise cannot matter and one stable sort gives that order at about half the cost.
+    """
     if rng is None:
         return np.argsort(-scores, axis=-1, kind="stable")
     noise = rng.random(scores.shape)
+    order = np.argsort(-scores, axis=-1, kind="stable")
+    ranked = np.take_along_axis(scores, order, axis=-1)
+    if (ranked[..., 1:] != ranked[..., :-1]).all() and not np.isnan(ranked).any():
+        return order
     return np.lexsort((noise, -scores), axis=-1)
 
 

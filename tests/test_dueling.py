@@ -454,3 +454,16 @@ def test_the_compiled_margin_convolution_equals_the_numpy_formula_bit_for_bit():
             expected = by_rolls(post, clicks)
             assert np.array_equal(margin_distribution(post, clicks), expected)
             np.testing.assert_allclose(expected.sum(axis=1), 1.0)
+
+
+def test_linear_scores_add_each_documents_terms_in_feature_order_to_the_last_bit():
+    """Both dueling paths rank by these scores; a different summation order would change ties and runs."""
+    from olr_core.rankers.scorers import linear_scores_many
+
+    rng = np.random.default_rng(0)
+    X, thetas = rng.normal(size=(37, 46)), rng.normal(size=(10, 46))
+    expected = np.zeros((10, 37))
+    for f in range(46):                                  # (((0 + x0 t0) + x1 t1) + ...), one term at a time
+        expected = expected + X[:, f][None, :] * thetas[:, f][:, None]
+    assert np.array_equal(linear_scores_many(X, thetas), expected)
+    assert np.allclose(expected, thetas @ X.T)

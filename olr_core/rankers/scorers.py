@@ -13,16 +13,22 @@ from numba import njit
 
 @njit(cache=True)
 def linear_scores_many(X, thetas):
-    """(m, n) scores theta_j . x_i, summed in feature order (the compiled rounds of
-    :mod:`.dueling_compiled` call the same function, so both paths see identical scores)."""
+    """(m, n) scores theta_j . x_i, each summed in feature order from 0 (the compiled rounds of
+    :mod:`.dueling_compiled` call the same function, so both paths see identical scores).
+
+    The loop runs over documents innermost, on the transposed features, so that the compiler
+    can work on several documents at once; each score still adds its terms in feature order.
+    """
     m, n, d = thetas.shape[0], X.shape[0], X.shape[1]
-    out = np.empty((m, n))
+    features = np.ascontiguousarray(X.T)
+    out = np.zeros((m, n))
     for j in range(m):
-        for i in range(n):
-            s = 0.0
-            for f in range(d):
-                s += X[i, f] * thetas[j, f]
-            out[j, i] = s
+        row = out[j]
+        for f in range(d):
+            weight = thetas[j, f]
+            column = features[f]
+            for i in range(n):
+                row[i] += column[i] * weight
     return out
 
 
