@@ -33,19 +33,26 @@ def ndcg_at_k(ranked_labels, all_labels, k: int = 10) -> float:
     return dcg_at_k(ranked_labels, k) / ideal if ideal > 0 else 0.0
 
 
+ONE_SORT_FROM = 100      # measured: 20 scores 1.9 us by lexsort, 5.2 us with the check; 400 scores 14 vs 12 us
+
+
 def rank_by_scores(scores: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
     """Indices sorting ``scores`` descending along the last axis; ties broken at random.
 
     With ``rng`` the order is that of ``np.lexsort((noise, -scores))`` for uniform ``noise``
-    (always drawn, so the generator advances the same way); when no row has a tie (or a NaN)
-    the noise cannot matter and one stable sort gives that order at about half the cost.
+    (always drawn, so the generator advances the same way). For many scores (the candidates of
+    a multileaved round) one stable sort is tried first: when every row comes out strictly
+    decreasing (no tie, no NaN) the noise cannot matter and that sort is the order. Below
+    :data:`ONE_SORT_FROM` scores the check costs more than the second sort it saves.
     """
     if rng is None:
         return np.argsort(-scores, axis=-1, kind="stable")
     noise = rng.random(scores.shape)
+    if scores.size < ONE_SORT_FROM:
+        return np.lexsort((noise, -scores), axis=-1)
     order = np.argsort(-scores, axis=-1, kind="stable")
     ranked = np.take_along_axis(scores, order, axis=-1)
-    if (ranked[..., 1:] != ranked[..., :-1]).all() and not np.isnan(ranked).any():
+    if (ranked[..., 1:] < ranked[..., :-1]).all():
         return order
     return np.lexsort((noise, -scores), axis=-1)
 

@@ -150,18 +150,19 @@ def test_band_is_a_confidence_interval_only_with_five_runs():
     assert "95% t-interval of the mean over 5 runs" in note
 
 
+@pytest.mark.parametrize("shape", [(50, 40), (20,)])          # with and without the one-sort shortcut
 @pytest.mark.parametrize("ties", ["none", "some", "all", "nan"])
-def test_rank_by_scores_is_the_lexsort_of_scores_then_noise_and_advances_the_generator_alike(ties):
+def test_rank_by_scores_is_the_lexsort_of_scores_then_noise_and_advances_the_generator_alike(ties, shape):
     """The one-sort shortcut for rows without ties must give the tie-broken order exactly."""
     rng = np.random.default_rng(3)
-    scores = rng.normal(size=(50, 40))
+    scores = rng.normal(size=shape)
     if ties == "some":
         scores = np.round(scores, 1)
     elif ties == "all":
         scores[:] = 0.0
         scores[::2] = -0.0
     elif ties == "nan":
-        scores[3, [4, 9]] = np.nan
+        scores[..., [4, 9]] = np.nan
     a, b = np.random.default_rng(7), np.random.default_rng(7)
     expected = np.lexsort((b.random(scores.shape), -scores), axis=-1)
     assert np.array_equal(rank_by_scores(scores, a), expected)

@@ -67,9 +67,8 @@ def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def standings_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     """Algorithms (rows) x (data set, user) (columns): 'mean ± s.e. (rank)', with '*' on the best
-    and every method not significantly below it (only with 5 or more paired runs)."""
-    tested = table.groupby(["dataset", "click_model"])["runs"].transform("min") >= 5
-    mark = np.where(table["tied"] & (tested | (table["rank"] == 1)), "*", "")
+    and every method not significantly below it (``tied``: never with fewer than 5 paired runs)."""
+    mark = np.where(table["tied"], "*", "")
     text = [f"{m:.{digits}f} ± {s:.{digits}f} ({r}){k}" if np.isfinite(s) else f"{m:.{digits}f} ({r}){k}"
             for m, s, r, k in zip(table["mean"], table["se"], table["rank"], mark)]
     out = table.assign(value=text).pivot_table(index="algorithm", columns=["dataset", "click_model"], values="value",
@@ -82,6 +81,6 @@ def standings_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 
 
 def family_ranks(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean rank of each family's best member per (data set, user): which family leads where."""
+    """Rank of each family's best member per (data set, user): which family leads where."""
     best = table.groupby(["dataset", "click_model", "family"])["rank"].min().unstack("family")
     return best[[f for f in FAMILIES if f in best.columns]]
