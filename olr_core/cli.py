@@ -128,7 +128,8 @@ def cmd_claims(args) -> int:
     from .experiments import ResultStore
     from .reproductions.verdicts import claim_records
 
-    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results))
+    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
+                            seeds=args.seeds)
     if args.json:
         print_json(records)
         return 0
@@ -137,6 +138,10 @@ def cmd_claims(args) -> int:
         print(f"{'':20}paper: {r['paper_value']}")
         print(f"{'':20}ours:  {r['ours']}  [{r['setup']}]")
         print(f"{'':20}rule:  {r['rule']}: {r['reason']}")
+        for c in r.get("cells", []):
+            low, high = (f"{v:+.3g}" if v is not None else "unbounded" for v in (c["ci_low"], c["ci_high"]))
+            margin = f"{c['margin']:+.3g}" if c["margin"] is not None else "n/a"
+            print(f"{'':20}  {c['cell']}: margin {margin} [{low}, {high}], {c['runs']} run{'s' * (c['runs'] != 1)}")
     return 0
 
 
@@ -217,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--data-dir", default=None)
     claims.add_argument("--results", default=None)
     claims.add_argument("--jobs", "-j", type=int, default=1, help="local processes for missing runs (-1: all cores)")
+    claims.add_argument("--seeds", type=int, default=None,
+                        help="seeds per grid cell instead of the profile's (an inconclusive verdict names how many)")
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
     claims.set_defaults(func=cmd_claims)
 

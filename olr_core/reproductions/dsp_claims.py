@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..claims import Claim
+from ..claims import Claim, with_seeds
 from . import dsp
 
 PAPER = "dsp"
@@ -38,6 +38,8 @@ MAIN_DATASETS = ["synth-mq", "mq2008"]
 SYNTHETIC_DATASETS = ("synth-mq",)
 FIGURE_DATASET = "synth-mslr"
 CONFIGS = ("text", "code")
+PAGES = {"Table 2": "dsp_table2", "Table 3": "dsp_table3", "Figure 2": "dsp_figure2", "Figure 3": "dsp_figure3",
+         "Figure 4": "dsp_figure4"}   # where each source's runs are shown
 
 
 def _paper_gain(metric: str, treatment: str, control: str, dataset: str = "mq2008") -> str:
@@ -110,13 +112,14 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str, list]:
+def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
+                **_) -> dict[str, list]:
     """The run specs of each experiment for ``profile``; ``datasets``: the main data sets available.
 
     The main grid runs the real sets found plus the profile's synthetic ``datasets`` (the quick
     profile: none, so that its cost stays bounded), or the synthetic default when that leaves
     none; the code's configuration is about the paper's numbers and runs the real sets only."""
-    sizes = PROFILES[profile]
+    sizes = with_seeds(PROFILES[profile], seeds)
     main, fig = sizes["main"], sizes["figures"]
     real = [d for d in datasets if d not in SYNTHETIC_DATASETS]
     names = [*main["datasets"], *real] or list(SYNTHETIC_DATASETS)

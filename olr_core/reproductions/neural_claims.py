@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claims import RATE_TOLERANCE, Claim
+from ..claims import RATE_TOLERANCE, Claim, with_seeds
 from ..data.registry import load_fold
 from ..experiments import expand_grid
 from . import neural
@@ -29,6 +29,8 @@ PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory":
 MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
 THEORY_DATASET = "synth-mq-net"
 CONFIGS = ("text",)
+PAGES = {"Figure 3": "neural_lda", "Figure 4": "neural_figure4", "Figure 5": "neural_figure5",
+         "Figure 6": "neural_figure6", "Theorem 4.4": "neural_theory"}   # where each source's runs are shown
 LDA_OVERLAP = 0.25          # share of documents nearer another grade's centroid: "not linearly separable"
 LOG2_SLOPE = 0.26           # the local log-log slope of log^2 T at T = 2,000 (2 / ln T), smaller beyond
 
@@ -81,9 +83,10 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str], data_dir=None, **_) -> dict[str, list]:
+def experiments(profile: str, config: str, datasets: list[str], data_dir=None, seeds: int | None = None,
+                **_) -> dict[str, list]:
     """The profile's own data sets (the figure pages', so that both share runs), not ``datasets``."""
-    sizes = PROFILES[profile]
+    sizes = with_seeds(PROFILES[profile], seeds)
     main, theory = sizes["main"], sizes["theory"]
     params = neural.tuned_params()
     names = neural.main_datasets(main["datasets"], main["real_datasets"], main["fallback"], data_dir)

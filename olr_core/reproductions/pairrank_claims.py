@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..claims import Claim
+from ..claims import Claim, with_seeds
 from . import pairrank
 
 PAPER = "pairrank"
@@ -20,6 +20,8 @@ PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 100}}, "quick": {"main": {"s
             "paper": {"main": {"seeds": 20, "rounds": 5000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
 CONFIGS = ("text",)
+PAGES = {"Figure 3": "pairrank_figure3", "Figure 4": "pairrank_figure4", "Figure 5": "pairrank_figure5",
+         "Figure 6": "pairrank_figure6", "Figure 7": "pairrank_figure7"}   # where each source's runs are shown
 
 ONLINE, OFFLINE, COSINE = "cumulative_online_ndcg10", "final_offline_ndcg10", "final:cosine_to_reference"
 CELLS = ("dataset", "click_model")
@@ -71,8 +73,9 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str], **_) -> dict[str, list]:
-    size = PROFILES[profile]["main"]
+def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
+                **_) -> dict[str, list]:
+    size = with_seeds(PROFILES[profile], seeds)["main"]
     return {"main": pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params())}
 
 

@@ -157,6 +157,28 @@ def comparators(surrogate: str, data: RankingData, rounds: int, seed: int, horiz
     return cached_array("comparators", key, compute)
 
 
+def explicit_bound(data: RankingData, horizons, eta0: float, gamma0: float, radius: float = 1.0,
+                   eta_power: float = 2 / 3, gamma_power: float = 1 / 3) -> np.ndarray:
+    """Theorem 4.1's bound with its constants, for the squared loss with top-1 feedback and the schedules
+    eta_t = eta0 / t^eta_power, gamma_t = gamma0 / t^gamma_power (the chapter's proof, steps 1-4):
+
+        Regret_T <= (2U)^2 / (2 eta_T) + (C / 2) sum_t eta_t / gamma_t + B sum_t gamma_t,
+
+    with C = 8 m^2 R_D^2 (R_D^2 U^2 + R_max^2) (step 2) and B = m (max(1, U R_D) + R_max)^2, the largest
+    squared loss of a playable score vector (the model's, |s_j| <= U R_D, or uniform on [0, 1]^m), for
+    m the longest list, R_D the largest feature norm and R_max the largest grade of ``data``."""
+    m = int(np.diff(data.offsets).max())
+    r_d = float(np.sqrt((data.features ** 2).sum(axis=1)).max())
+    r_max = float(data.labels.max())
+    c = 8 * m ** 2 * r_d ** 2 * (r_d ** 2 * radius ** 2 + r_max ** 2)
+    b = m * (max(1.0, radius * r_d) + r_max) ** 2
+    t = np.arange(1, int(np.max(horizons)) + 1, dtype=float)
+    eta, gamma = eta0 / t ** eta_power, np.minimum(gamma0 / t ** gamma_power, 1.0)
+    explore = np.cumsum(eta / gamma) * c / 2 + np.cumsum(gamma) * b
+    T = np.asarray(horizons, int)
+    return 2 * radius ** 2 / eta[T - 1] + explore[T - 1]
+
+
 def loglog_slope(T: np.ndarray, regret: np.ndarray) -> float:
     """Least-squares slope of log regret on log T (NaN if a regret is not positive)."""
     T, regret = np.asarray(T, float), np.asarray(regret, float)

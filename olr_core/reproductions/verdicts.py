@@ -3,9 +3,12 @@ sections and the book-wide dashboard all call :func:`claim_records`)."""
 
 from __future__ import annotations
 
+import math
+import re
+
 import pandas as pd
 
-from ..claims import judge
+from ..claims import VERDICTS, judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
 from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
@@ -24,7 +27,7 @@ def _modules(paper: str | None):
 
 
 def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: ResultStore | None = None,
-                 compute: bool = True) -> tuple[dict, dict]:
+                 compute: bool = True, seeds: int | None = None) -> tuple[dict, dict]:
     """{config: {experiment: run frame}} for one paper (runs computed through the store), and the missing sets."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
@@ -32,7 +35,7 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
     datasets, missing = find_datasets(module.MAIN_DATASETS, data_dir)
     frames = {}
     for config in module.CONFIGS:
-        grids = module.experiments(profile, config, datasets, data_dir=data_dir)
+        grids = module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
         frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
@@ -54,13 +57,14 @@ def _setup(frame: pd.DataFrame | None, module) -> str:
 
 
 def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
-                  store: ResultStore | None = None, compute: bool = True) -> list[dict]:
+                  store: ResultStore | None = None, compute: bool = True, seeds: int | None = None) -> list[dict]:
     """One record per (claim, configuration): paper, id, source, claim, config, paper_value, ours, runs,
-    rule, verdict, reason, setup."""
+    rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced)."""
     records = []
     for module in _modules(paper):
-        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute)
+        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds)
         for claim in module.CLAIMS:
+            judged = []
             for config in claim.configs:
                 frame = frames.get(config, {}).get(claim.experiment)
                 needed = claim.where.get("dataset")
@@ -69,17 +73,56 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                     frame, extra["missing"] = None, missing[needed]
                 record = judge(claim, frame, config, **extra)
                 record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
-                records.append(record)
+                record["page"] = evidence_page(module, claim)
+                if record["verdict"] == "inconclusive":
+                    record["reason"] += _how_to_decide(module.PAPER, record, frame, profile)
+                judged.append(record)
+            for record in judged:
+                if record["verdict"] == "not reproduced":
+                    record["cause"] = failure_cause(record, judged)
+                    record["reason"] += f"; {record['cause']}"
+            records.extend(judged)
     return records
+
+
+def evidence_page(module, claim) -> str:
+    """The book page (notebook name) that shows the runs of the claim's source, or "" if none does."""
+    for key in re.findall(r"(?:Table|Figure|Theorem|Section) [\d.]*\d", claim.source):
+        if key in module.PAGES:
+            return module.PAGES[key]
+    return ""
+
+
+def _how_to_decide(paper: str, record: dict, frame: pd.DataFrame | None, profile: str) -> str:
+    """The command that runs about ``runs_needed`` runs per cell (more seeds of the same grid)."""
+    needed, now = record.get("runs_needed"), max((c["runs"] for c in record.get("cells", [])), default=0)
+    if not needed or frame is None or "seed" not in frame or not now:
+        return f"; `olr claims {paper} --profile paper` runs the paper's scale"
+    seeds = math.ceil(frame["seed"].nunique() * needed / now)
+    return f"; `olr claims {paper} --profile {profile} --seeds {seeds}` runs that many"
+
+
+def failure_cause(record: dict, judged: list[dict]) -> str:
+    """A failure's cause as shown by a run: the claim judged in another configuration (the switch between
+    the two, e.g. the paper's text and its authors' code) with another verdict; else "cause not found"
+    with what was tried."""
+    others = [r for r in judged if r is not record and r["verdict"] not in ("not testable here",)]
+    changed = [r for r in others if r["verdict"] != "not reproduced"]
+    if changed:
+        return "cause: the configuration; " + ", ".join(f"as `{r['config']}` the verdict is {r['verdict']}"
+                                                        for r in changed)
+    tried = ", ".join(f"`{r['config']}` (also not reproduced)" for r in others)
+    return "cause not found; tried: " + (tried if tried else "no other configuration of this claim has been run")
 
 
 def records_frame(records: list[dict]) -> pd.DataFrame:
     columns = ["paper", "id", "source", "claim", "config", "paper_value", "ours", "setup", "runs", "rule",
-               "verdict", "reason"]
+               "verdict", "reason", "cells", "runs_needed", "cause", "page"]
     return pd.DataFrame(records, columns=columns)
 
 
 def verdict_counts(records: list[dict]) -> pd.DataFrame:
     """Claims per paper and verdict (the dashboard's summary)."""
     frame = records_frame(records)
-    return frame.pivot_table(index="paper", columns="verdict", values="id", aggfunc="count", fill_value=0)
+    counts = frame.pivot_table(index="paper", columns="verdict", values="id", aggfunc="count", fill_value=0)
+    return counts.reindex(columns=list(VERDICTS), fill_value=0)
