@@ -218,9 +218,12 @@ def _book_environment(data_dir) -> Path:
 
 
 def _student_config(root: Path) -> Path:
-    """The book's configuration with every exercise solution left out (sphinx-exercise's hide_solutions)."""
+    """The book's configuration with every exercise solution left out (sphinx-exercise's hide_solutions), and
+    no page sources: no download button and no copied ``_sources`` (a page's source holds its solutions)."""
     config = yaml.safe_load((root / "_config.yml").read_text())
-    config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config.update({"hide_solutions": True, "html_copy_source": False, "html_show_sourcelink": False})
+    config.setdefault("html", {})["use_download_button"] = False
     path = root / "_config.student.yml"         # beside _config.yml: its relative paths resolve the same
     path.write_text("# Written by 'olr book --edition student' from _config.yml; do not edit.\n"
                     + yaml.safe_dump(config, sort_keys=False))

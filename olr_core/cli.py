@@ -83,6 +83,7 @@ def cmd_data(args) -> int:
 def cmd_run(args) -> int:
     from .data import get_spec, load_library
     from .experiments import ResultStore, RunSpec, execute, spec_key
+    from .experiments.runner import data_fingerprint
 
     library = get_spec(args.dataset).library
     if args.rounds is None:             # a library stream is played whole; other data: 1,000 rounds
@@ -98,14 +99,15 @@ def cmd_run(args) -> int:
     else:
         trace = execute(spec, args.data_dir)
         if not args.no_store:
-            store.save(key, spec, trace)
+            store.save(key, spec, trace, data_fingerprint(spec.dataset, spec.fold, args.data_dir))
     summary = {**trace.summary(), "key": key, "spec": spec.canonical()}
     if args.json:
         print_json(summary)
     else:
         keys = ("queries", "avg_kl_cost", "kl_cost_infinite", "avg_rel_click_distance", "clicked_first_rate",
                 "avg_ndcg", "seconds") if library else \
-            ("final_offline_ndcg10", "cumulative_online_ndcg10", "mean_online_ndcg10", "rounds", "seconds")
+            ("final_offline_ndcg10", "discounted_online_ndcg10", "summed_online_ndcg10", "mean_online_ndcg10", "rounds",
+             "seconds")
         for k in keys:
             print(f"{k:<26} {summary[k]}")
     return 0
@@ -120,7 +122,10 @@ def cmd_grid(args) -> int:
     run_grid(specs, store, jobs=args.jobs, dask=args.dask, data_dir=args.data_dir)
     table = summary_frame(specs, store, args.data_dir)
     cols = ["label", "dataset", "fold", "click_model"]
-    print(table.groupby(cols)[["final_offline_ndcg10", "cumulative_online_ndcg10"]].mean().to_string())
+    print(table.groupby(cols)[["final_offline_ndcg10", "discounted_online_ndcg10", "summed_online_ndcg10"]].mean()
+          .to_string())
+    print("discounted_online_ndcg10: sum over rounds t of 0.9995^(t-1) NDCG@10 of the shown list (the papers' "
+          "'cumulative NDCG'); summed_online_ndcg10: the plain sum")
     return 0
 
 
@@ -149,7 +154,10 @@ def cmd_store(args) -> int:
     from .experiments import ResultStore
 
     report = ResultStore(args.results).check()
-    print(f"{report['store']}: {report['readable']} readable run(s), {len(report['quarantined'])} file(s) set aside")
+    print(f"{report['store']}: {report['readable']} readable run(s), {len(report['set_aside_now'])} set aside now, "
+          f"{len(report['quarantined'])} file(s) in the quarantine")
+    for sentence in report["set_aside_now"]:
+        print(f"  set aside now: {sentence}")
     for path in report["quarantined"]:
         print(f"  quarantined: {path}")
     return 0

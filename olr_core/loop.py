@@ -51,7 +51,8 @@ class RunTrace:
         return {
             "rounds": self.rounds,
             "final_offline_ndcg10": float(self.offline_ndcg[-1]),
-            "cumulative_online_ndcg10": cumulative_online(self.online_ndcg, discount),
+            "discounted_online_ndcg10": cumulative_online(self.online_ndcg, discount),   # sum_t discount^(t-1) NDCG_t
+            "summed_online_ndcg10": float(self.online_ndcg.sum()),
             "mean_online_ndcg10": float(self.online_ndcg.mean()) if self.rounds else float("nan"),
             "cumulative_misordered_pairs": int(self.online_misordered.sum()),
             "seconds": self.seconds,
@@ -121,17 +122,27 @@ def _check(rounds, eval_every, cutoff, ranker, user):
     if getattr(user, "cutoff", cutoff) < cutoff:
         raise ValueError(f"the user model examines at most {user.cutoff} positions but the loop shows {cutoff}; "
                          f"build the user with cutoff={cutoff} (make_user(..., cutoff={cutoff}))")
+    problem = feedback_mismatch(ranker, getattr(user, "feedback_kind", "clicks"), getattr(user, "name", "the user"),
+                                getattr(user, "k", None), cutoff)
+    if problem:
+        raise ValueError(problem)
+
+
+def feedback_mismatch(ranker, kind: str, user_name: str, k: int | None, cutoff: int) -> str | None:
+    """Why ``ranker`` cannot learn from a user giving ``kind`` feedback (``k``: the grades of how many top
+    documents), or None if it can."""
     wanted = getattr(ranker, "feedback_kind", "clicks")
-    if wanted not in ("any", getattr(user, "feedback_kind", "clicks")):
-        raise ValueError(f"{type(ranker).__name__} learns from {ranker.feedback_kind!r} feedback but the user "
-                         f"model gives {user.feedback_kind!r}; pick a matching user model")
+    name = type(ranker).__name__
+    if wanted not in ("any", kind):
+        return (f"{name} learns from {wanted!r} feedback but the user model {user_name} gives {kind!r}; pick a "
+                f"matching user model" + (" (top1, top2, ...: grades of the top k)" if wanted == "topk_labels" else ""))
     depth = getattr(ranker, "feedback_depth", None)
-    if depth is not None and depth > getattr(user, "k", depth):
-        raise ValueError(f"{type(ranker).__name__} reads the grades of the top {depth} documents but the user model "
-                         f"{user.name} reveals {user.k}; use click model top{depth}")
+    if depth is not None and k is not None and depth > k:
+        return (f"{name} reads the grades of the top {depth} documents but the user model {user_name} reveals "
+                f"{k}; use click model top{depth}")
     if depth is not None and depth > cutoff:
-        raise ValueError(f"{type(ranker).__name__}: k={depth} is larger than the {cutoff} documents shown; "
-                         f"use k <= {cutoff}")
+        return f"{name}: k={depth} is larger than the {cutoff} documents shown; use k <= {cutoff}"
+    return None
 
 
 def _record(table: dict, key: str, t, value, length: int):

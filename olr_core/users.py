@@ -243,6 +243,15 @@ def check_user_name(name: str, cutoff: int = 10) -> str:
     return name
 
 
+def feedback_of_user(name: str) -> tuple[str, int | None]:
+    """(feedback kind, k) of the user model ``name`` without building it: clicks, topk_labels (with k),
+    all_labels or choice."""
+    k = top_k_of(name)
+    if k is not None:
+        return "topk_labels", k
+    return {"full": "all_labels", "choice": "choice"}.get(name, "clicks"), None
+
+
 def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
     """The user model ``name`` for a data set whose highest grade is ``max_grade``.
 

@@ -131,6 +131,8 @@ def test_the_student_edition_hides_solutions_and_unknown_editions_are_refused(tm
     shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
     config = yaml.safe_load(_student_config(tmp_path).read_text())
     assert config["sphinx"]["config"]["hide_solutions"] is True
+    # no page sources either: a page's source holds the solutions the edition hides
+    assert config["sphinx"]["config"]["html_copy_source"] is False and config["html"]["use_download_button"] is False
     assert config["bibtex_bibfiles"] == yaml.safe_load((ROOT / "_config.yml").read_text())["bibtex_bibfiles"]
     with pytest.raises(ValueError, match="unknown edition 'teacher'"):
         build_book(edition="teacher")

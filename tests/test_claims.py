@@ -369,3 +369,49 @@ def test_dsp_cells_within_one_paper_sd_counted_only_at_the_papers_horizon():
     assert dsp.config_datasets("code", ["synth-mq", "mq2008"]) == ["mq2008"]
     assert dsp.config_datasets("code", ["synth-mq"]) == ["synth-mq"]
     assert dsp.config_datasets("text", ["synth-mq", "mq2008"]) == ["synth-mq", "mq2008"]
+
+
+def test_no_claim_is_judged_on_the_runs_that_tuned_it():
+    """Tuning runs score the validation split with seeds of their own; each neural method has its own grid."""
+    from olr_core.reproductions import neural, pairrank
+
+    for profile in ("quick", "paper"):
+        judged = {s.seed for s in pairrank_claims.experiments(profile, "text", ["synth-mslr"])["main"]}
+        judged |= {s.seed for s in neural_claims.experiments(profile, "text", [])["main"]}
+        for grid in ("quick", "paper"):
+            tuning = neural.tuning_specs("synth-mq-5g", 3, 50, grid) + pairrank.tuning_specs("synth-mq", 3, 50)
+            assert {s.eval_split for s in tuning} == {"vali"}
+            assert not judged & {s.seed for s in tuning}
+    assert neural.SHARED_TUNING == {}
+    assert {"olranknet", "ollambdarank"} <= set(neural.TUNING_GRIDS["quick"])
+    assert {s.algorithm for s in neural.tuning_specs("synth-mq-5g", 1, 50)} >= {"olranknet", "ollambdarank"}
+
+
+def test_the_lda_claim_has_a_control_that_fails_it():
+    """F3's rule compares the data set's LDA overlap with a world whose relevance is linear: the control
+    itself cannot pass (its excess is 0), and a non-linear world does."""
+    claim = next(c for c in neural_claims.CLAIMS if c.id == "F3-not-linear")
+    control = neural_claims.lda_overlap(neural_claims.LDA_CONTROL)
+    for dataset, verdicts in ((neural_claims.LDA_CONTROL, {"inconclusive", "not reproduced"}),
+                              ("synth-mq-net", {"reproduced"})):
+        excess = neural_claims.lda_overlap(dataset) - control
+        frame = pd.DataFrame({"dataset": dataset, "fold": 1, "seed": range(5), "algorithm": "olranknet",
+                              "click_model": "perfect", "lda_overlap_excess": excess})
+        assert judge(claim, frame, "text")["verdict"] in verdicts, dataset
+
+
+def test_records_obey_the_verdict_rule_and_a_failure_names_its_cause():
+    from olr_core.reproductions.verdicts import failure_cause, record_problems
+
+    frames = {effects: effect_runs("paired_gain", effects, 30)[0] for effects in ((0.1, 0.1), (-0.1, -0.1))}
+    c = claim("paired_gain", treatment="t", control="c")
+    text = judge(c, frames[(-0.1, -0.1)], "text")
+    code = judge(c, frames[(0.1, 0.1)], "code")
+    assert text["verdict"] == "not reproduced" and code["verdict"] == "reproduced"
+    assert record_problems([text]) == ["test:x (text): not reproduced without a cause or 'cause not found'"]
+    text["cause"] = failure_cause(text, [text, code])
+    assert text["cause"] == "cause: the configuration; as `code` the verdict is reproduced"
+    assert failure_cause(text, [text]).startswith("cause not found; tried: no other configuration")
+    assert record_problems([text, code]) == []
+    broken = {**code, "cells": [{**code["cells"][0], "ci_low": -0.01}]}
+    assert "reproduced, but an interval reaches 0" in record_problems([broken])[0]

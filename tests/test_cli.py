@@ -8,7 +8,7 @@ from olr_core.cli import main
 def test_run_json_reports_the_contracted_fields(capsys):
     assert main(["run", "-a", "random", "-T", "50", "--seed", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("final_offline_ndcg10", "cumulative_online_ndcg10", "rounds", "seconds"):
+    for key in ("final_offline_ndcg10", "discounted_online_ndcg10", "rounds", "seconds"):
         assert key in out
     assert out["rounds"] == 50
 

@@ -183,3 +183,18 @@ def test_the_linear_preset_is_ranked_well_by_a_linear_model_and_the_default_is_n
         scores[name] = OfflineEvaluator(fold.test)(ranker.score(fold.test), np.random.default_rng(0))
         assert fold.train.features.min() >= 0 and fold.train.features.max() <= 1
     assert scores["synth-mq-linear"] > scores["synth-mq"] + 0.05, scores
+
+
+def test_a_synthetic_preset_is_the_same_whatever_the_blas_threads(tmp_path, monkeypatch):
+    """Generated with 1 or 4 BLAS threads (a grid worker or a test's parent process), the data is identical:
+    otherwise its fingerprint, and every run key, would differ between processes."""
+    from threadpoolctl import threadpool_limits
+
+    from olr_core.data.synthetic import PRESETS, generate
+
+    fingerprints = []
+    for threads in (1, 4):
+        monkeypatch.setenv("OLR_CACHE_DIR", str(tmp_path / f"cache{threads}"))
+        with threadpool_limits(limits=threads):
+            fingerprints.append(generate(PRESETS["synth-mq"]).fingerprint())
+    assert fingerprints[0] == fingerprints[1]

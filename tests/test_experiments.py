@@ -47,8 +47,11 @@ def test_store_round_trip(tmp_path):
     spec = RunSpec("random", rounds=30)
     trace = execute(spec)
     store = ResultStore(tmp_path)
-    store.save("abc123", spec, trace)
-    meta, back = store.load("abc123")
+    key = spec.key("fp")
+    with pytest.raises(ValueError, match="refusing to store"):     # a key that is not the spec's
+        store.save("abc123", spec, trace, "fp")
+    store.save(key, spec, trace, "fp")
+    meta, back = store.load(key)
     assert meta["spec"]["algorithm"] == "random"
     for name, arr in trace.arrays().items():
         np.testing.assert_array_equal(back.arrays()[name], arr)

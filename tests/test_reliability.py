@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from olr_core.cli import main
 from olr_core.data import DataFormatError, load_fold, read_letor, write_letor
+from olr_core.data.ranking_data import Fold, RankingData
 from olr_core.data.registry import DataWarning, _cached_fold
 from olr_core.experiments import ResultStore, RunSpec, expand_grid, run_grid, summary_frame
 from olr_core.experiments.spec import load_and_expand
@@ -162,7 +163,7 @@ def test_grid_and_run_commands_survive_a_corrupt_store(tmp_path, capsys):
     assert main(["run", "-a", "random", "-T", "20", "--results", results, "--json"]) == 0
     assert main(["store", "check", "--results", results]) == 0
     out = capsys.readouterr().out
-    assert "1 readable run(s), 2 file(s) set aside" in out and "quarantined:" in out
+    assert "1 readable run(s), 0 set aside now, 2 file(s) in the quarantine" in out and "quarantined:" in out
 
 
 def test_store_check_finds_corruption_itself(tmp_path, capsys):
@@ -170,7 +171,9 @@ def test_store_check_finds_corruption_itself(tmp_path, capsys):
     keys = run_grid(expand_grid({"algorithms": ["random", "oracle"], "rounds": 10}), store)
     store.path(keys[1]).write_bytes(b"not a zip file at all")
     assert main(["store", "check", "--results", str(store.root)]) == 0
-    assert "1 readable run(s), 1 file(s) set aside" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "1 readable run(s), 1 set aside now, 1 file(s) in the quarantine" in captured.out
+    assert captured.err == ""                                   # the report is printed once, on stdout
     assert not store.has(keys[1]) and store.has(keys[0])
 
 
@@ -187,9 +190,9 @@ def test_a_truncated_parse_cache_is_set_aside_and_the_file_reparsed(tmp_path, ca
 
 
 def test_a_generated_preset_is_cached_and_a_corrupt_copy_is_rebuilt(tmp_path, capsys):
-    from olr_core.data.synthetic import PRESETS, _generate, generate
+    from olr_core.data.synthetic import PRESETS, _generate_single_threaded, generate
 
-    fresh = _generate(PRESETS["synth-mq"])
+    fresh = _generate_single_threaded(PRESETS["synth-mq"])
     first = generate(PRESETS["synth-mq"])
     (cached,) = (tmp_path / "cache" / "parsed").glob("synthetic-synth-mq-*.npz")
     again = generate(PRESETS["synth-mq"])                    # read back from the cache
@@ -387,3 +390,104 @@ def test_a_whole_gzip_file_still_parses(tmp_path):
     with gzip.open(gz, "wb") as fh:
         fh.write(VALID)
     assert read_letor(gz, use_cache=False).n_queries == 2
+
+
+# -- the holes of the hostile probe (issue 26) ----------------------------------------------------------
+
+def test_a_results_path_that_is_a_file_fails_before_anything_runs(tmp_path, capsys, monkeypatch):
+    import olr_core.experiments as experiments
+
+    ran = []
+    monkeypatch.setattr(experiments, "execute", lambda *a, **k: ran.append(1))
+    target = tmp_path / "results.txt"
+    target.write_text("not a folder")
+    err = one_line_error(capsys, ["run", "-a", "random", "-T", "10", "--results", str(target)])
+    assert "is a file, not a folder" in err and str(target) in err and not ran
+    grid = tmp_path / "g.yml"
+    grid.write_text("algorithms: [random]\nrounds: 10\n")
+    assert "is a file, not a folder" in one_line_error(capsys, ["grid", str(grid), "--results", str(target)])
+
+
+def test_a_repeated_seed_is_refused_naming_it(tmp_path, capsys):
+    with pytest.raises(ParameterError, match="repeats seed 1"):
+        expand_grid({"algorithms": ["random"], "seeds": [1, 1, 2]})
+    grid = tmp_path / "g.yml"
+    grid.write_text("algorithms: [random]\nseeds: [1, 1, 2]\nrounds: 10\n")
+    err = one_line_error(capsys, ["grid", str(grid), "--results", str(tmp_path / "r")])
+    assert "g.yml" in err and "repeats seed 1" in err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("reference", ["pdgd", "random", "oracle", "dbgd"])
+def test_a_reference_without_an_offline_weight_vector_is_refused(capsys, tmp_path, reference):
+    with pytest.raises(ParameterError, match="needs the weight vector of an offline fit"):
+        RunSpec("pdgd", rounds=10, reference=reference)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "10", "--reference", reference,
+                                  "--results", str(tmp_path / "r")])
+    assert "offline_ranknet" in err and not (tmp_path / "r").exists()
+    assert RunSpec("pdgd", rounds=10, reference="offline_lambdarank").reference == "offline_lambdarank"
+
+
+def test_a_result_copied_over_another_key_is_quarantined_not_served(tmp_path, capsys):
+    store = ResultStore(tmp_path / "r")
+    specs = expand_grid({"algorithms": ["random", "oracle"], "rounds": 30})
+    keys = run_grid(specs, store)
+    oracle = summary_frame(specs, store)["final_offline_ndcg10"].tolist()[1]
+    store.path(keys[1]).write_bytes(store.path(keys[0]).read_bytes())     # random's run under oracle's key
+    with pytest.raises(CorruptResultError, match="holds the run"):
+        store.load(keys[1])
+    assert "holds the run" in capsys.readouterr().err and not store.has(keys[1])
+    run_grid(specs, store)                                                 # recomputed: oracle's numbers again
+    assert summary_frame(specs, store)["final_offline_ndcg10"].tolist()[1] == oracle
+    store.path(keys[1]).write_bytes(store.path(keys[0]).read_bytes())
+    assert main(["store", "check", "--results", str(store.root)]) == 0
+    captured = capsys.readouterr()
+    assert "1 set aside now" in captured.out and "holds the run" in captured.out and captured.err == ""
+
+
+def test_a_parse_cache_copied_over_another_is_set_aside_and_the_file_reparsed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OLR_CACHE_DIR", str(tmp_path / "cache"))
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    data = tiny_data()
+    write_letor(data, a)
+    write_letor(RankingData(data.features, np.zeros_like(data.labels), data.offsets, data.qids, data.max_grade,
+                            "b"), b)
+    read_letor(a)
+    read_letor(b)
+    cached = sorted((tmp_path / "cache").rglob("*.npz"), key=os.path.getmtime)
+    cached[1].write_bytes(cached[0].read_bytes())                          # a's arrays under b's name
+    again = read_letor(b)
+    assert (again.labels == 0).all()                                        # b's own labels, parsed again
+    assert "holds the arrays of" in capsys.readouterr().err
+
+
+def test_a_learner_paired_with_the_wrong_feedback_fails_when_the_grid_is_read(tmp_path, capsys):
+    grid = tmp_path / "g.yml"
+    grid.write_text("algorithms: [random, pdgd, topk_squared]\nclick_models: [navigational]\nrounds: 10\n")
+    err = one_line_error(capsys, ["grid", str(grid), "--results", str(tmp_path / "r")])
+    assert "g.yml" in err and "topk_labels" in err and "navigational" in err and not (tmp_path / "r").exists()
+    with pytest.raises(ParameterError, match="reveals 1; use click model top2"):
+        RunSpec("topk_ranksvm", click_model="top1")
+    with pytest.raises(ParameterError, match="learns from 'clicks'"):
+        RunSpec("pdgd", click_model="top2")
+
+
+def test_olr_run_stores_the_data_fingerprint_and_reuses_the_run(tmp_path, capsys):
+    from olr_core.experiments.runner import data_fingerprint
+
+    results = str(tmp_path / "r")
+    assert main(["run", "-a", "random", "-T", "20", "--results", results, "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    meta, _ = ResultStore(results).load(first["key"])
+    assert meta["data"] == data_fingerprint("synth-mq", 1, None) != ""
+    assert main(["run", "-a", "random", "-T", "20", "--results", results, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == first
+
+
+def test_the_online_sums_are_named_for_what_they_are():
+    data = tiny_data()
+    trace = run_online(make_ranker("random"), Fold("tiny", 1, data, data, data), make_user("perfect", 2), 50, seed=0)
+    summary = trace.summary()
+    assert "cumulative_online_ndcg10" not in summary
+    assert summary["summed_online_ndcg10"] == pytest.approx(trace.online_ndcg.sum())
+    assert summary["discounted_online_ndcg10"] == pytest.approx(
+        float(np.sum(trace.online_ndcg * 0.9995 ** np.arange(50))))

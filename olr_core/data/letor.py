@@ -204,25 +204,30 @@ def cached_data(key: str, name: str, build) -> RankingData:
     the data would); an unreadable cache file is set aside and the data built again."""
     cached = cache_dir() / f"{key}.npz"
     if cached.exists():
-        data = _load_cached(cached, name)
+        data = _load_cached(cached, name, key)
         if data is not None:
             return data
     data = build()
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
     np.savez(tmp, features=data.features, labels=data.labels, offsets=data.offsets, qids=data.qids,
-             max_grade=data.max_grade)
+             max_grade=data.max_grade, cache_key=np.array(key))
     os.replace(tmp, cached)
     return data
 
 
-def _load_cached(cached: Path, name: str) -> RankingData | None:
-    """Arrays of a cached data set, or None (the file quarantined) when the cache file cannot be read."""
+def _load_cached(cached: Path, name: str, key: str) -> RankingData | None:
+    """Arrays of a cached data set, or None (the file quarantined) when the cache file cannot be read or was
+    written for another key (a cache file copied over another's name)."""
     try:
         with np.load(cached, allow_pickle=False) as z:
+            recorded = str(z["cache_key"]) if "cache_key" in z.files else "(none recorded)"
+            if recorded != key:
+                raise KeyError(f"it holds the arrays of {recorded}, not {key}")
             return RankingData(z["features"], z["labels"], z["offsets"], z["qids"], int(z["max_grade"]), name)
     except Exception as err:        # any unreadable cache file is set aside and the data built again
-        quarantine_file(cached, cached.parent / "quarantine", type(err).__name__, "the data is built again")
+        reason = err.args[0] if isinstance(err, KeyError) and err.args else type(err).__name__
+        quarantine_file(cached, cached.parent / "quarantine", reason, "the data is built again")
         return None
 
 

@@ -230,6 +230,7 @@ class LibraryPreset:
     growth: float = 0.2              # new items per query (on average)
     fitness_sd: float = 1.5          # item fitness f ~ N(0, sd^2); users choose by softmax(f) over candidates
     adversarial: bool = False        # the user picks the item the ranker scores lowest (Remark 3.1)
+    citations_per_item: float = 3.0  # each arriving item cites Poisson(this) earlier items of its topic
     seed: int = 20090628
 
 
@@ -269,6 +270,28 @@ def synthetic_stream(preset: LibraryPreset) -> LibraryStream:
         chosen[t] = min(int(np.searchsorted(np.cumsum(p) / p.sum(), draws[t, 1], side="right")), len(f) - 1)
         topic[t] = k
     n_candidates = counts[np.arange(preset.queries), topic]
+    citations = citation_graph(preset, item_topic, fitness)
     return LibraryStream(preset.name, n_items, topic_items, topic, n_candidates, chosen, sizes.astype(np.int64),
-                         adversarial=preset.adversarial, fitness=fitness,
-                         notes={"queries": preset.queries, "growth_per_query": preset.growth})
+                         citations=citations, adversarial=preset.adversarial, fitness=fitness,
+                         notes={"queries": preset.queries, "growth_per_query": preset.growth,
+                                "citations": len(citations)})
+
+
+def citation_graph(preset: LibraryPreset, item_topic: np.ndarray, fitness: np.ndarray) -> np.ndarray:
+    """(citing, cited) pairs, sorted by the citing item's entry: each arriving item cites Poisson(
+    ``citations_per_item``) distinct earlier items of its own topic, item j with probability
+    proportional to exp(f_j), the users' own taste (good items are cited more, as in a real library, so
+    HITS and PageRank have a graph that carries information). Drawn from a generator of its own, so the
+    queries and choices are those of the stream without a graph."""
+    rng = np.random.default_rng([preset.seed, 1])
+    wanted = rng.poisson(preset.citations_per_item, len(item_topic))
+    pairs = []
+    for i in range(preset.initial_items, len(item_topic)):
+        earlier = np.flatnonzero(item_topic[:i] == item_topic[i])
+        k = min(int(wanted[i]), len(earlier))
+        if k == 0:
+            continue
+        weight = np.exp(fitness[earlier] - fitness[earlier].max())
+        cited = rng.choice(earlier, size=k, replace=False, p=weight / weight.sum())
+        pairs.extend((i, int(c)) for c in np.sort(cited))
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)

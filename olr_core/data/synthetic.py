@@ -85,7 +85,16 @@ def generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
     process builds the MSLR-sized preset (seconds) once per machine, not once per run."""
     source = Path(__file__).read_bytes() + Path(ranking_data.__file__).read_bytes()
     key = hashlib.sha256(repr((preset, seed)).encode() + source).hexdigest()[:32]
-    return cached_data(f"synthetic-{preset.name}-{key}", preset.name, lambda: _generate(preset, seed))
+    return cached_data(f"synthetic-{preset.name}-{key}", preset.name, lambda: _generate_single_threaded(preset, seed))
+
+
+def _generate_single_threaded(preset: SyntheticPreset, seed: int | None = None) -> RankingData:
+    """:func:`_generate` with one BLAS thread: a multi-threaded matrix product sums in another order, and
+    the same seed must give the same data, to the last bit, in every process (a test checks)."""
+    from ..threads import blas_threads
+
+    with blas_threads(1):
+        return _generate(preset, seed)
 
 
 def _generate(preset: SyntheticPreset, seed: int | None = None) -> RankingData:

@@ -19,7 +19,7 @@ from .store import ResultStore
 
 
 @functools.lru_cache(maxsize=16)
-def _fingerprint(dataset: str, fold: int, data_dir: str | None) -> str:
+def data_fingerprint(dataset: str, fold: int, data_dir: str | None) -> str:
     if get_spec(dataset).library:
         return load_library(dataset, data_dir).fingerprint()
     return load_fold(dataset, fold, data_dir).fingerprint()
@@ -51,7 +51,7 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None) -> RunTra
 
 
 def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:
-    return spec.key(_fingerprint(spec.dataset, spec.fold, data_dir))
+    return spec.key(data_fingerprint(spec.dataset, spec.fold, data_dir))
 
 
 def _execute_keyed(spec: RunSpec, data_dir: str | None):
@@ -60,7 +60,7 @@ def _execute_keyed(spec: RunSpec, data_dir: str | None):
         trace = execute(spec, data_dir)
     except NonFiniteModelError as err:
         trace = err
-    return spec, trace, _fingerprint(spec.dataset, spec.fold, data_dir)
+    return spec, trace, data_fingerprint(spec.dataset, spec.fold, data_dir)
 
 
 def _progress_bar(total: int, desc: str, enabled: bool | None):

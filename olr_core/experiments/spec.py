@@ -14,8 +14,8 @@ import yaml
 from .. import __version__
 from ..data.registry import get_spec
 from ..params import FLAG, Param, ParameterError, at_least, choice, yaml_load
-from ..rankers import ALGORITHMS, LIBRARY_ALGORITHMS, check_parameters
-from ..users import STOP_RULES, check_user_name
+from ..rankers import ALGORITHMS, LIBRARY_ALGORITHMS, REFERENCE_ALGORITHMS, check_parameters, make_ranker
+from ..users import STOP_RULES, check_user_name, feedback_of_user
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
                      "quarantine.py"}
@@ -72,6 +72,11 @@ class RunSpec:
         if not isinstance(self.params, dict):
             raise ParameterError(f"params of {self.algorithm} must be a mapping of option: value, got {self.params!r}")
         checked = check_parameters(self.algorithm, self.params)   # raises on an unknown algorithm or option
+        if self.reference is not None and self.reference not in REFERENCE_ALGORITHMS:
+            raise ParameterError(f"reference={self.reference} is invalid: the cosine similarity needs the weight "
+                                 f"vector of an offline fit, and {self.reference} has none before it learns online; "
+                                 f"use one of {', '.join(REFERENCE_ALGORITHMS)}")
+        _check_feedback(self.algorithm, checked, self.click_model, self.cutoff)
         fields = {**SPEC_FIELDS, "fold": Param("int", 1, spec.n_folds)}
         for name, declared in fields.items():
             object.__setattr__(self, name, declared.check(name, getattr(self, name)))
@@ -93,9 +98,21 @@ class RunSpec:
         return f"{self.algorithm}({extra})" if extra else self.algorithm
 
 
+def _check_feedback(algorithm: str, params: dict, user: str, cutoff) -> None:
+    """The ranker learns from the feedback the user gives (clicks, top-k grades, all grades, a choice):
+    checked when the run is described, not when it starts (a grid's last entry fails before its first run)."""
+    from ..loop import feedback_mismatch
+
+    kind, depth = feedback_of_user(user)
+    problem = feedback_mismatch(make_ranker(algorithm, **params), kind, user, depth,
+                                cutoff if isinstance(cutoff, int) else 10)
+    if problem:
+        raise ParameterError(problem)
+
+
 SPEC_FIELDS = {
     "rounds": at_least(0), "seed": at_least(0), "stop_rule": choice(*STOP_RULES), "eval_every": at_least(1),
-    "cutoff": at_least(1), "reference": Param("str", choices=tuple(ALGORITHMS), optional=True),
+    "cutoff": at_least(1), "reference": Param("str", choices=REFERENCE_ALGORITHMS, optional=True),
     "eval_split": choice("test", "vali"), "audit": FLAG,
 }
 GRID_KEYS = {"name", "algorithms", "datasets", "folds", "click_models", "seeds", "rounds", "stop_rule",
@@ -112,7 +129,12 @@ def _grid_seeds(value) -> list[int]:
     if isinstance(value, list):
         if not value:
             raise ParameterError("grid option seeds=[] is invalid; give a count >= 1 or a non-empty list of seeds")
-        return [at_least(0).check("seeds", v, "grid") for v in value]
+        seeds = [at_least(0).check("seeds", v, "grid") for v in value]
+        repeated = sorted({v for v in seeds if seeds.count(v) > 1})
+        if repeated:
+            raise ParameterError(f"grid option seeds={value} repeats seed {', '.join(map(str, repeated))}; a seed's "
+                                 "run is the same run each time, so list each seed once")
+        return seeds
     return list(range(at_least(1).check("seeds", value, "grid")))
 
 

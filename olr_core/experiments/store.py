@@ -50,11 +50,20 @@ def cached_array(kind: str, key_parts: list, compute, extra: bytes = b"", root: 
     return values
 
 
+def key_of(meta: dict) -> str:
+    """The key of the run a stored file's metadata describes (as :meth:`RunSpec.key` computes it)."""
+    blob = json.dumps({**meta["spec"], "data": meta.get("data", "")}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
 class ResultStore:
     """Maps a run's key to its trace. A run is either wholly stored or absent."""
 
     def __init__(self, root=None):
         self.root = Path(root) if root is not None else default_store_dir()
+        if self.root.exists() and not self.root.is_dir():
+            raise ValueError(f"the results store {self.root} is a file, not a folder; name a folder with --results "
+                             "(or OLR_RESULTS_DIR); it is created if it does not exist")
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npz"
@@ -63,17 +72,23 @@ class ResultStore:
         """A file exists for ``key`` (not checked; see :meth:`verified`)."""
         return self.path(key).exists()
 
-    def verified(self, key: str) -> bool:
-        """A readable run is stored under ``key``; an unreadable file is quarantined and False returned."""
+    def verified(self, key: str, quiet: bool = False) -> bool:
+        """A readable run of ``key``'s spec is stored under ``key``; any other file is quarantined and False
+        returned (``quiet``: without the warning, for a caller that reports the quarantine itself)."""
         if not self.has(key):
             return False
         try:
-            self.load(key)
+            self.load(key, quiet)
         except CorruptResultError:
             return False
         return True
 
     def save(self, key: str, spec: RunSpec, trace: RunTrace, data_fingerprint: str = "") -> Path:
+        """Store ``trace`` under ``key``, which must be ``spec``'s key on the data ``data_fingerprint`` names
+        (the file records both, so that a load can check them)."""
+        if spec.key(data_fingerprint) != key:
+            raise ValueError(f"refusing to store a run of {spec.label()} under key {key}: its spec and data give "
+                             f"{spec.key(data_fingerprint)}")
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = json.dumps({"spec": spec.canonical(), "data": data_fingerprint, "seconds": trace.seconds},
@@ -83,8 +98,9 @@ class ResultStore:
         os.replace(tmp, path)
         return path
 
-    def load(self, key: str) -> tuple[dict, RunTrace]:
-        """The stored run; a :class:`CorruptResultError` (file quarantined) when it cannot be read."""
+    def load(self, key: str, quiet: bool = False) -> tuple[dict, RunTrace]:
+        """The stored run; a :class:`CorruptResultError` (file quarantined) when it cannot be read or holds
+        the run of another spec than ``key`` names (its recorded spec and data are hashed again)."""
         path = self.path(key)
         try:
             with np.load(path, allow_pickle=False) as z:
@@ -92,11 +108,15 @@ class ResultStore:
                 arrays = {k: z[k] for k in z.files if k != "__meta__"}
             kind = LibraryTrace if "library__chosen_rank" in arrays else RunTrace
             trace = kind.from_arrays(arrays, meta["seconds"])
+            recorded = key_of(meta)
+            if recorded != key:
+                raise KeyError(f"it holds the run {recorded} ({meta['spec'].get('algorithm')}), not {key}")
         except FileNotFoundError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
-            target = quarantine_file(path, self.root / QUARANTINE, f"{type(err).__name__}: {err}")
-            raise CorruptResultError(f"stored result {path} could not be read; moved to {target}. "
+            reason = err.args[0] if isinstance(err, KeyError) and err.args else f"{type(err).__name__}: {err}"
+            target = quarantine_file(path, self.root / QUARANTINE, reason, quiet=quiet)
+            raise CorruptResultError(f"stored result {path} could not be used ({reason}); moved to {target}. "
                                      "Run the grid or command again to recompute it") from None
         return meta, trace
 
@@ -104,8 +124,15 @@ class ResultStore:
         return sorted(p.stem for p in self.root.glob("*/*.npz") if ".tmp" not in p.name and p.parent.name != QUARANTINE)
 
     def check(self) -> dict:
-        """Read every stored run; returns counts and the paths set aside (now and earlier)."""
-        ok = sum(self.verified(key) for key in self.keys())
+        """Read every stored run; returns the count of usable runs, what was set aside now (one sentence each,
+        with the reason) and every path in the quarantine (now and earlier)."""
+        ok, now = 0, []
+        for key in self.keys():
+            try:
+                self.load(key, quiet=True)
+                ok += 1
+            except CorruptResultError as err:
+                now.append(str(err))
         quarantined = sorted(str(p) for p in (self.root / QUARANTINE).glob("*")) if (self.root / QUARANTINE).is_dir() \
             else []
-        return {"store": str(self.root), "readable": ok, "quarantined": quarantined}
+        return {"store": str(self.root), "readable": ok, "set_aside_now": now, "quarantined": quarantined}

@@ -58,6 +58,9 @@ ALGORITHMS: dict[str, type] = {
 LIBRARY_ALGORITHMS = ("klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank",
                       "mcrank", "random")
 
+# Offline learners whose fitted weights can be a run's reference for the cosine similarity (--reference).
+REFERENCE_ALGORITHMS = ("offline_ranknet", "offline_lambdarank")
+
 
 def algorithm_parameters(name: str) -> dict:
     """The tunable parameters of an algorithm and their defaults."""
@@ -98,6 +101,6 @@ def make_ranker(name: str, **params) -> Ranker:
     return get_algorithm(name)(**check_parameters(name, params))
 
 
-__all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "BaseRanker", "Display", "LinearRanker", "OfflineLambdaRank",
-           "OfflineRankNet", "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters", "check_parameters",
-           "declared_parameters", "get_algorithm", "make_ranker"]
+__all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "REFERENCE_ALGORITHMS", "BaseRanker", "Display", "LinearRanker",
+           "OfflineLambdaRank", "OfflineRankNet", "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters",
+           "check_parameters", "declared_parameters", "get_algorithm", "make_ranker"]

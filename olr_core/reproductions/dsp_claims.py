@@ -49,7 +49,7 @@ def _paper_gain(metric: str, treatment: str, control: str, dataset: str = "mq200
     return f"{dataset}: " + " / ".join(f"{g:+.1f}%" for g in gains) + " (perfect / navigational / informational)"
 
 
-ONLINE, OFFLINE = "cumulative_online_ndcg10", "final_offline_ndcg10"
+ONLINE, OFFLINE = "discounted_online_ndcg10", "final_offline_ndcg10"
 MQ = {"dataset": "mq2008"}
 BOTH = ("text", "code")
 

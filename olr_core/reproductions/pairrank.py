@@ -31,9 +31,18 @@ def tuned_path() -> Path:
     return default_store_dir() / "pairrank_tuned.json"
 
 
+TUNING_SEED_BASE = 1000     # tuning runs use seeds 1000, 1001, ...: never the seeds of the runs that judge claims
+
+
+def tuning_seeds(seeds: int) -> list[int]:
+    return list(range(TUNING_SEED_BASE, TUNING_SEED_BASE + seeds))
+
+
 def grid_specs(grids: dict, dataset: str, seeds: int, rounds: int, click_models=CLICK_MODELS):
     """Every setting of every method in ``grids`` ({algorithm: {param: values}}) under every user,
-    evaluated on the validation split (the tuning runs of every chapter)."""
+    evaluated on the validation split with seeds of their own (:func:`tuning_seeds`), so that no
+    parameter is chosen on the queries, clicks or test documents of the runs that judge a claim
+    (the tuning runs of every chapter)."""
     import itertools
 
     algos = []
@@ -41,8 +50,8 @@ def grid_specs(grids: dict, dataset: str, seeds: int, rounds: int, click_models=
         keys = sorted(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
             algos.append({"name": name, "params": dict(zip(keys, values))})
-    return expand_grid({"algorithms": algos, "datasets": dataset, "click_models": list(click_models), "seeds": seeds,
-                        "rounds": rounds, "eval_split": "vali"})
+    return expand_grid({"algorithms": algos, "datasets": dataset, "click_models": list(click_models),
+                        "seeds": tuning_seeds(seeds), "rounds": rounds, "eval_split": "vali"})
 
 
 def grid_edge(choice: dict, grids: dict) -> list[str]:

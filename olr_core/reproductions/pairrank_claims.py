@@ -23,7 +23,7 @@ CONFIGS = ("text",)
 PAGES = {"Figure 3": "pairrank_figure3", "Figure 4": "pairrank_figure4", "Figure 5": "pairrank_figure5",
          "Figure 6": "pairrank_figure6", "Figure 7": "pairrank_figure7"}   # where each source's runs are shown
 
-ONLINE, OFFLINE, COSINE = "cumulative_online_ndcg10", "final_offline_ndcg10", "final:cosine_to_reference"
+ONLINE, OFFLINE, COSINE = "discounted_online_ndcg10", "final_offline_ndcg10", "final:cosine_to_reference"
 CELLS = ("dataset", "click_model")
 PR = {"algorithm": "pairrank_c"}
 

@@ -115,6 +115,28 @@ def failure_cause(record: dict, judged: list[dict]) -> str:
     return "cause not found; tried: " + (tried if tried else "no other configuration of this claim has been run")
 
 
+def record_problems(records: list[dict]) -> list[str]:
+    """What breaks the verdict rule in ``records`` (the verdicts page and a test require none): a testable
+    record without cells, a "reproduced" one with an interval reaching 0, a "not reproduced" one with no
+    interval below 0 or without a cause, an "inconclusive" one with a decided cell."""
+    problems = []
+    for r in records:
+        name, cells = f"{r['paper']}:{r['id']} ({r['config']})", r.get("cells") or []
+        low = [c["ci_low"] if c["ci_low"] is not None else float("-inf") for c in cells]
+        high = [c["ci_high"] if c["ci_high"] is not None else float("inf") for c in cells]
+        if r["verdict"] != "not testable here" and not cells:
+            problems.append(f"{name}: a {r['verdict']} record without cells")
+        if r["verdict"] == "reproduced" and not all(v > 0 for v in low):
+            problems.append(f"{name}: reproduced, but an interval reaches 0")
+        if r["verdict"] == "not reproduced" and (not any(v < 0 for v in high) or any(v > 0 for v in low)):
+            problems.append(f"{name}: not reproduced without an interval below 0 (or with one above)")
+        if r["verdict"] == "not reproduced" and not r.get("cause"):
+            problems.append(f"{name}: not reproduced without a cause or 'cause not found'")
+        if r["verdict"] == "inconclusive" and (any(v > 0 for v in low) or any(v < 0 for v in high)):
+            problems.append(f"{name}: inconclusive, but a cell is decided")
+    return problems
+
+
 def records_frame(records: list[dict]) -> pd.DataFrame:
     columns = ["paper", "id", "source", "claim", "config", "paper_value", "ours", "setup", "runs", "rule",
                "verdict", "reason", "cells", "runs_needed", "cause", "page"]
