@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test env mathjax benchmarks lint clean
+.PHONY: book test browser-test env mathjax benchmarks lint clean
 
 $(BIN)/olr: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,17 @@ book: env mathjax
 test: env
 	OLR_RESULTS_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax \
 		--nbval-current-env
+
+# The built book in headless Chromium (Debian's chromium and chromium-driver, installed here when missing):
+# the checker's own tests on planted faults, then every page of _build/html; screenshots in _build/screenshots.
+browser-test: env mathjax
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		echo "installing Debian's chromium and chromium-driver"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
+	$(BIN)/python -m olr_core.browsercheck _build/html --screenshots _build/screenshots
 
 benchmarks: env
 	$(BIN)/python benchmarks/run_all.py

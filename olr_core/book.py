@@ -10,17 +10,20 @@ narrative chapters, warnings as errors.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
 from . import __version__
+from .experiments.spec import code_fingerprint
 
 PROFILES = ("quick", "paper")
 
@@ -180,6 +183,76 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
     return target
 
 
+@contextlib.contextmanager
+def run_log():
+    """Counts of the runs computed and reused while the block runs (the store logs to ``$OLR_RUN_LOG``)."""
+    counts = {"computed": 0, "reused": 0}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "runs.log"
+        previous = os.environ.get("OLR_RUN_LOG")
+        os.environ["OLR_RUN_LOG"] = str(path)
+        try:
+            yield counts
+        finally:
+            if previous is None:
+                os.environ.pop("OLR_RUN_LOG", None)
+            else:
+                os.environ["OLR_RUN_LOG"] = previous
+            events = path.read_text().split() if path.exists() else []
+            counts.update(computed=events.count("computed"), reused=events.count("reused"))
+
+
+STATS_FILE = "execution_stats.json"
+
+
+def record_execution(root: Path, entry: dict, profile: str, params: dict, seconds: float, counts: dict) -> None:
+    """Keep what executing a page cost, with what (book/generated/execution_stats.json, one entry per page)."""
+    path = root / "book" / "generated" / STATS_FILE
+    stats = json.loads(path.read_text()) if path.exists() else {}
+    stats[Path(entry["notebook"]).stem] = {
+        "seconds": round(seconds, 1), "computed": counts["computed"], "reused": counts["reused"],
+        "profile": profile, "parameters": {k: v for k, v in params.items() if k not in ("data_dir", "jobs")},
+        "code": f"olr_core {__version__}, code {code_fingerprint()}", "executed": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": machine_description()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(stats, indent=1, default=str))
+
+
+def machine_description() -> str:
+    import platform
+    from importlib.metadata import version
+
+    packages = ", ".join(f"{name} {version(name)}" for name in ("numpy", "scipy", "numba", "pandas"))
+    return f"{os.cpu_count()} cores, Python {platform.python_version()}, {packages}"
+
+
+def write_execution_page(root: Path) -> Path:
+    """book/generated/execution_stats.md: the table the "Execution statistics" page includes, from the
+    recorded executions in the manifest's order, with totals."""
+    path = root / "book" / "generated" / STATS_FILE
+    stats = json.loads(path.read_text()) if path.exists() else {}
+    order = [Path(e["notebook"]).stem for e in load_manifest(root)]
+    pages = [p for p in order if p in stats]
+    lines = ["| page | seconds | runs computed | runs reused | profile | parameters | executed |",
+             "|---|---:|---:|---:|---|---|---|"]
+    for page in pages:
+        s = stats[page]
+        params = ", ".join(f"{k}={v}" for k, v in s["parameters"].items())
+        lines.append(f"| [{page}]({page}) | {s['seconds']:.0f} | {s['computed']} | {s['reused']} | {s['profile']} "
+                     f"| {params} | {s['executed']} |")
+    total = sum(stats[p]["seconds"] for p in pages)
+    lines.append(f"| **all {len(pages)} pages** | **{total:.0f}** | **{sum(stats[p]['computed'] for p in pages)}** "
+                 f"| **{sum(stats[p]['reused'] for p in pages)}** | | | |")
+    machines = sorted({stats[p]["machine"] for p in pages})
+    codes = sorted({stats[p]["code"] for p in pages})
+    text = ("\n".join(lines) + f"\n\nPages executed: {len(pages)} of {len(order)}; in all {total / 60:.1f} minutes. "
+            f"Machine: {'; '.join(machines) or 'none recorded'}. Code: {'; '.join(codes) or 'none recorded'}.\n")
+    out = root / "book" / "generated" / "execution_stats.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return out
+
+
 def mathjax_ready(root: Path) -> bool:
     return (root / "_mathjax" / "mathjax" / "tex-chtml.js").exists()
 
@@ -252,8 +325,14 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
     for entry in entries:
         print(f"[olr book] executing {entry['notebook']} ({profile})", flush=True)
         started = time.perf_counter()
-        execute_notebook(root, entry, profile, overrides, data_dir)
-        print(f"[olr book] {entry['notebook']} took {time.perf_counter() - started:.0f} s", flush=True)
+        with run_log() as counts:
+            execute_notebook(root, entry, profile, overrides, data_dir)
+        seconds = time.perf_counter() - started
+        record_execution(root, entry, profile, {**parameters_for(entry, profile), **(overrides or {})}, seconds,
+                         counts)
+        print(f"[olr book] {entry['notebook']} took {seconds:.0f} s ({counts['computed']} runs computed, "
+              f"{counts['reused']} reused)", flush=True)
+    write_execution_page(root)
     if skip_build:
         return 0
     if not mathjax_ready(root):

@@ -187,3 +187,28 @@ def test_every_cross_page_glue_reference_names_a_glued_key_with_a_format():
         for key, page in re.findall(r"```\{glue\}\s+(\S+)\s*\n:doc:\s*(\S+)", text):
             literal, prefixes = _glued_keys(ROOT / "notebooks" / Path(page).name)
             assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{chapter.name}: {key}"
+
+
+def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monkeypatch):
+    """The driver counts each page's runs (the store logs computed and reused ones) and writes the table the
+    Execution statistics page includes: seconds and run counts per page, and totals."""
+    from olr_core.book import record_execution, run_log, write_execution_page
+    from olr_core.experiments import ResultStore, expand_grid, run_grid
+
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "manifest.yml").write_text((ROOT / "notebooks" / "manifest.yml").read_text())
+    specs = expand_grid({"algorithms": ["random", "oracle"], "rounds": 10})
+    store = ResultStore(tmp_path / "r")
+    with run_log() as first:
+        run_grid(specs, store)
+    with run_log() as second:
+        run_grid(specs, store)
+    assert first == {"computed": 2, "reused": 0} and second == {"computed": 0, "reused": 2}
+    entries = load_manifest(ROOT)
+    record_execution(tmp_path, entries[0], "quick", {"seeds": 1, "jobs": 2}, 12.3, first)
+    record_execution(tmp_path, entries[1], "quick", {"seeds": 2}, 30.0, second)
+    table = write_execution_page(tmp_path).read_text()
+    first_page, second_page = (Path(e["notebook"]).stem for e in entries[:2])
+    assert f"| [{first_page}]({first_page}) | 12 | 2 | 0 | quick | seeds=1 |" in table
+    assert f"| [{second_page}]({second_page}) | 30 | 0 | 2 | quick | seeds=2 |" in table
+    assert "| **all 2 pages** | **42** | **2** | **2** |" in table and "cores, Python" in table

@@ -18,7 +18,7 @@ from ..rankers import ALGORITHMS, LIBRARY_ALGORITHMS, REFERENCE_ALGORITHMS, chec
 from ..users import STOP_RULES, check_user_name, feedback_of_user
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
-                     "quarantine.py"}
+                     "quarantine.py", "browsercheck.py"}
 
 
 @functools.lru_cache(maxsize=1)

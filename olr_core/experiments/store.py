@@ -27,6 +27,15 @@ class CorruptResultError(ValueError):
     """A stored result that cannot be read; it has been moved to the store's quarantine folder."""
 
 
+def log_run_event(kind: str) -> None:
+    """Append ``kind`` ("computed" or "reused") to the file ``$OLR_RUN_LOG`` names, if any: the book's
+    driver counts, page by page, the runs each page computed and those it found in the store."""
+    path = os.environ.get("OLR_RUN_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(kind + "\n")
+
+
 def default_store_dir() -> Path:
     """``$OLR_RESULTS_DIR`` or ``./results``."""
     return Path(os.environ.get("OLR_RESULTS_DIR", "results"))
@@ -81,6 +90,7 @@ class ResultStore:
             self.load(key, quiet)
         except CorruptResultError:
             return False
+        log_run_event("reused")
         return True
 
     def save(self, key: str, spec: RunSpec, trace: RunTrace, data_fingerprint: str = "") -> Path:
@@ -96,6 +106,7 @@ class ResultStore:
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp.npz")
         np.savez_compressed(tmp, __meta__=np.array(meta), **trace.arrays())
         os.replace(tmp, path)
+        log_run_event("computed")
         return path
 
     def load(self, key: str, quiet: bool = False) -> tuple[dict, RunTrace]:

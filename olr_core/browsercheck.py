@@ -1,0 +1,203 @@
+"""The built book checked in a real browser (headless Chromium from Debian's packages, driven by Selenium).
+
+``python -m olr_core.browsercheck _build/html`` (``make browser-test``) opens every page and reports:
+
+- a JavaScript console error, a request that failed, or one that leaves the machine (every URL must
+  be ``file:`` or ``data:``);
+- math not typeset: a ``.math`` element of the page without a rendered MathJax container in it, or raw
+  TeX delimiters (``\\(``, ``\\[``, ``$$``, ``$\\name``) left in the text outside code;
+- an image that did not load (``naturalWidth`` 0) or has no alt text;
+- headings that skip a level (an ``h4`` right after an ``h2``);
+- a generated page whose code toggle does not open its code, and a search page that finds nothing for
+  a word every chapter uses.
+
+It saves screenshots of the intro, a chapter and the verdicts page under ``--screenshots``. The browser
+never reaches the network: pages are opened from disk, and a request elsewhere is reported, not made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:", "chrome-extension:", "devtools:")
+SCREENSHOTS = {"intro": "book/intro.html", "chapter": "book/pairrank.html", "verdicts": "book/generated/claims.html"}
+
+# Runs in the page after MathJax has typeset it: every check that reads the DOM, in one round trip.
+PAGE_PROBE = r"""
+const done = arguments[arguments.length - 1];
+const ready = (window.MathJax && MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise
+                                                                             : Promise.resolve();
+const settle = () => new Promise(r => setTimeout(r, 50));
+ready.then(settle).then(() => {
+  const math = [...document.querySelectorAll('.math')];
+  const unrendered = math.filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 60));
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const raw = [];
+  const pattern = /\\\(|\\\[|\$\$|\$\\[a-zA-Z]/;
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement.closest('pre, code, script, style, mjx-container, .math, textarea')) continue;
+    if (pattern.test(node.textContent)) raw.push(node.textContent.trim().slice(0, 60));
+  }
+  const images = [...document.images].map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0,
+                                                alt: (i.getAttribute('alt') || '').trim()}));
+  const levels = [...document.querySelectorAll('main h1, main h2, main h3, main h4, main h5, main h6')]
+                 .map(h => +h.tagName[1]);
+  const skips = [];
+  for (let i = 1; i < levels.length; i++)
+    if (levels[i] > levels[i - 1] + 1) skips.push(`h${levels[i - 1]} -> h${levels[i]}`);
+  done({math: math.length, unrendered, raw, images, skips});
+}).catch(e => done({error: String(e)}));
+"""
+
+
+@dataclass
+class PageResult:
+    page: str
+    problems: list = field(default_factory=list)
+
+
+def driver(width: int = 1280, height: int = 1000):
+    """Headless Chromium with its console and network logs recorded (no Selenium Manager: the driver is Debian's)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{path} is missing: install Debian's chromium and chromium-driver "
+                                    "(make browser-test does, as root)")
+    options = Options()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     f"--window-size={width},{height}", "--allow-file-access-from-files"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    browser.set_script_timeout(30)
+    return browser
+
+
+def _requests(browser) -> tuple[list[str], list[str]]:
+    """URLs requested since the last call, and the requests that failed (with the reason)."""
+    urls, failed, by_id = [], [], {}
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        params = message.get("params", {})
+        if message["method"] == "Network.requestWillBeSent":
+            by_id[params["requestId"]] = params["request"]["url"]
+            urls.append(params["request"]["url"])
+        elif message["method"] == "Network.loadingFailed" and not params.get("canceled"):
+            failed.append(f"{by_id.get(params['requestId'], '?')} ({params.get('errorText', 'failed')})")
+    return urls, failed
+
+
+def check_page(browser, path: Path, root: Path) -> PageResult:
+    result = PageResult(str(path.relative_to(root)))
+    browser.get(path.resolve().as_uri())
+    probe = browser.execute_async_script(PAGE_PROBE)
+    if "error" in probe:
+        result.problems.append(f"the page probe failed: {probe['error']}")
+        probe = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": []}
+    for entry in browser.get_log("browser"):
+        if entry["level"] == "SEVERE":
+            result.problems.append(f"console error: {entry['message'][:200]}")
+    urls, failed = _requests(browser)
+    result.problems += [f"failed request: {f}" for f in failed]
+    result.problems += [f"request leaves the machine: {u}" for u in urls if not u.startswith(LOCAL_SCHEMES)]
+    if probe["unrendered"]:
+        result.problems.append(f"{len(probe['unrendered'])} of {probe['math']} formulas not typeset, first: "
+                               f"{probe['unrendered'][0]!r}")
+    result.problems += [f"raw TeX in the text: {text!r}" for text in probe["raw"][:3]]
+    for image in probe["images"]:
+        if not image["ok"]:
+            result.problems.append(f"image did not load: {image['src']}")
+        if not image["alt"]:
+            result.problems.append(f"image without alt text: {image['src']}")
+    result.problems += [f"heading levels skip: {s}" for s in probe["skips"]]
+    return result
+
+
+def check_code_toggle(browser, path: Path) -> list[str]:
+    """A generated page's first hidden code cell opens when its toggle is clicked."""
+    browser.get(path.resolve().as_uri())
+    opened = browser.execute_script("""
+        const box = document.querySelector('details.hide.above-input, details.hide');
+        if (!box) return null;
+        box.querySelector('summary').click();
+        const code = box.querySelector('pre');
+        return box.open && code !== null && code.getBoundingClientRect().height > 0;""")
+    if opened is None:
+        return [f"{path.name}: no code toggle found"]
+    return [] if opened else [f"{path.name}: the code toggle does not show the code"]
+
+
+def check_search(browser, root: Path, word: str = "regret") -> list[str]:
+    """The search page finds a word every reproduction chapter uses."""
+    browser.get((root / "search.html").resolve().as_uri() + f"?q={word}")
+    hits = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        let waited = 0;
+        const poll = () => {
+          const n = document.querySelectorAll('#search-results li, ul.search li').length;
+          if (n > 0 || waited > 15000) done(n); else { waited += 250; setTimeout(poll, 250); }
+        };
+        poll();""")
+    return [] if hits else [f"search.html finds nothing for {word!r}"]
+
+
+def check_book(root: Path, screenshots: Path | None = None, pages: list[Path] | None = None) -> list[str]:
+    """Every problem found in the built book at ``root`` (one line each); screenshots saved on the way."""
+    root = Path(root)
+    pages = pages if pages is not None else sorted(p for p in root.rglob("*.html")
+                                                   if not {"_static", "_sources", "_images"} & set(p.parts)
+                                                   and p.name not in ("search.html", "genindex.html"))
+    if not pages:
+        return [f"{root}: no HTML pages (build the book first: make book)"]
+    problems = []
+    browser = driver()
+    try:
+        for page in pages:
+            problems += [f"{r.page}: {p}" for r in [check_page(browser, page, root)] for p in r.problems]
+        generated = [p for p in sorted((root / "book" / "generated").glob("*.html")) if p in pages]
+        if generated:
+            problems += check_code_toggle(browser, generated[0])
+        if (root / "search.html").exists():
+            problems += check_search(browser, root)
+        if screenshots is not None:
+            screenshots.mkdir(parents=True, exist_ok=True)
+            for name, relative in SCREENSHOTS.items():
+                if (root / relative).exists():
+                    browser.get((root / relative).resolve().as_uri())
+                    browser.execute_async_script(PAGE_PROBE)
+                    browser.save_screenshot(str(screenshots / f"{name}.png"))
+    finally:
+        browser.quit()
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="check the built book in headless Chromium")
+    parser.add_argument("root", nargs="?", default="_build/html")
+    parser.add_argument("--screenshots", default="_build/screenshots")
+    args = parser.parse_args(argv)
+    try:
+        problems = check_book(Path(args.root), Path(args.screenshots))
+    except FileNotFoundError as err:
+        print(f"browser check: {err}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(f"browser check: {line}", file=sys.stderr)
+    pages = sum(1 for _ in Path(args.root).rglob("*.html"))
+    print(f"browser check: {pages} HTML files under {args.root}, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
