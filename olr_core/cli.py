@@ -35,6 +35,12 @@ def cmd_list(args) -> int:
     for name in ALGORITHMS:
         params = ", ".join(f"{k}={v}" for k, v in algorithm_parameters(name).items())
         print(f"  {name:<22} {params}")
+    from .plugins import RANKER_GROUP, USER_GROUP, registered
+
+    for group, what in ((RANKER_GROUP, "rankers"), (USER_GROUP, "users")):
+        for name, reference in registered(group).items():
+            print(f"  {name:<22} ({what} plug-in: {reference})")
+    print("  (your own: -a package.module:Class or -a path/to/file.py:Class; the same for -c)")
     print("data sets:")
     for name, spec in DATASETS.items():
         print(f"  {name:<22} {spec.title}")
@@ -134,7 +140,7 @@ def cmd_claims(args) -> int:
     from .reproductions.verdicts import claim_records
 
     records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
-                            seeds=args.seeds)
+                            seeds=args.seeds, rankers=args.with_rankers or ())
     if args.json:
         print_json(records)
         return 0
@@ -198,10 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=cmd_data)
 
     run = sub.add_parser("run", help="run one algorithm")
-    run.add_argument("--algorithm", "-a", required=True)
+    run.add_argument("--algorithm", "-a", required=True,
+                     help="a name from olr list, an installed plug-in, or package.module:Class / file.py:Class")
     run.add_argument("--dataset", "-d", default="synth-mq")
     run.add_argument("--fold", type=int, default=1)
-    run.add_argument("--click-model", "-c", default="navigational")
+    run.add_argument("--click-model", "-c", default="navigational",
+                     help="a user from olr list, or your own class as package.module:Class / file.py:Class")
     run.add_argument("--stop-rule", default="after_click", help="after_click (papers) or every_position (ref. code)")
     run.add_argument("--rounds", "-T", type=int, default=None,
                      help="rounds to play (default 1,000; a growing-library stream: the whole stream)")
@@ -232,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--jobs", "-j", type=int, default=1, help="local processes for missing runs (-1: all cores)")
     claims.add_argument("--seeds", type=int, default=None,
                         help="seeds per grid cell instead of the profile's (an inconclusive verdict names how many)")
+    claims.add_argument("--with", dest="with_rankers", action="append", metavar="RANKER",
+                        help="your own ranker (package.module:Class or file.py:Class, default parameters) joins the "
+                             "paper's experiments and every claim is judged with it (repeatable)")
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
     claims.set_defaults(func=cmd_claims)
 

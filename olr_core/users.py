@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .plugins import USER_GROUP, PluginError, load_reference, resolve
+
 # Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
 CASCADE_PRESETS = {
     2: {
@@ -232,11 +234,27 @@ def top_k_of(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def external_user(name: str):
+    """The user class an import reference (``module:Class``, ``file.py:Class``) or an installed plug-in's name
+    (entry point group ``olr_core.users``) names, or None for a built-in name. The class is built as
+    ``Class(max_grade=..., cutoff=...)`` and called as ``user(query, shown, rng)`` like every user; its
+    ``feedback_kind`` (default "clicks") says what it returns, and it should draw the same number of random
+    numbers every round (common random numbers)."""
+    reference = resolve(name, USER_GROUP)
+    if reference is None:
+        return None
+    cls = load_reference(reference, "user")
+    if not isinstance(cls, type) or "__call__" not in dir(cls):
+        raise PluginError(f"user {name!r} is not a class whose instances are called as user(query, shown, rng)")
+    return cls
+
+
 def check_user_name(name: str, cutoff: int = 10) -> str:
     """``name`` if :func:`make_user` can build it for lists of ``cutoff`` shown documents, else a one-line error."""
     k = top_k_of(name)
-    if k is None and name not in CLICK_MODELS + ("full", "choice"):
-        raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}")
+    if k is None and name not in CLICK_MODELS + ("full", "choice") and external_user(name) is None:
+        raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}, or your "
+                         "own class as package.module:Class or path/to/file.py:Class")
     if k is not None and not 1 <= k <= cutoff:
         raise ValueError(f"user {name} reveals the top {k} documents; k must be between 1 and the {cutoff} shown "
                          f"(top1 ... top{cutoff})")
@@ -249,6 +267,9 @@ def feedback_of_user(name: str) -> tuple[str, int | None]:
     k = top_k_of(name)
     if k is not None:
         return "topk_labels", k
+    cls = external_user(name) if name not in CLICK_MODELS + ("full", "choice") else None
+    if cls is not None:
+        return getattr(cls, "feedback_kind", "clicks"), getattr(cls, "k", None)
     return {"full": "all_labels", "choice": "choice"}.get(name, "clicks"), None
 
 
@@ -274,6 +295,9 @@ def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff:
         return AllLabelsUser()
     if name == "choice":
         return ChoiceUser()
+    external = external_user(name)
+    if external is not None:
+        return external(max_grade=max_grade, cutoff=cutoff, **params)
     raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}")
 
 

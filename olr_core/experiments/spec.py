@@ -14,8 +14,17 @@ import yaml
 from .. import __version__
 from ..data.registry import get_spec
 from ..params import FLAG, Param, ParameterError, at_least, choice, yaml_load
-from ..rankers import ALGORITHMS, LIBRARY_ALGORITHMS, REFERENCE_ALGORITHMS, check_parameters, make_ranker
-from ..users import STOP_RULES, check_user_name, feedback_of_user
+from ..plugins import USER_GROUP, registered, source_hash
+from ..rankers import (
+    ALGORITHMS,
+    LIBRARY_ALGORITHMS,
+    REFERENCE_ALGORITHMS,
+    check_parameters,
+    external_source,
+    is_external,
+    make_ranker,
+)
+from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
                      "quarantine.py", "browsercheck.py"}
@@ -83,10 +92,17 @@ class RunSpec:
         object.__setattr__(self, "params", dict(sorted(checked.items())))
 
     def canonical(self) -> dict:
+        """The run's description as stored and hashed; a ranker that is not built in adds ``plugin``: its
+        reference and the hash of its source, so that a changed method is never served a stale result."""
         fields = asdict(self)
         if not fields["audit"]:
             del fields["audit"]            # (keys of runs without an audit stay what they were)
-        return {**fields, "version": __version__, "code": code_fingerprint()}
+        plugin = {"plugin": external_source(self.algorithm)} if is_external(self.algorithm) else {}
+        user = external_user(self.click_model) if ":" in self.click_model or self.click_model in registered(
+            USER_GROUP) else None
+        if user is not None:
+            plugin["user_plugin"] = f"{self.click_model}@{source_hash(user)}"
+        return {**fields, "version": __version__, "code": code_fingerprint(), **plugin}
 
     def key(self, data_fingerprint: str = "") -> str:
         """Content address: a hash of the canonical parameters, seed, version and data."""

@@ -10,6 +10,16 @@ import functools
 import inspect
 
 from ..params import Param, check_all
+from ..plugins import (
+    RANKER_GROUP,
+    PluginError,
+    check_ranker_class,
+    is_reference,
+    load_reference,
+    registered,
+    resolve,
+    source_hash,
+)
 from .base import BaseRanker, Display, LinearRanker, Ranker
 from .baselines import OracleRanker, RandomRanker
 from .dueling import DBGD, MGD, NSGD
@@ -89,11 +99,46 @@ def check_parameters(name: str, params: dict) -> dict:
     return check_all(declared_parameters(name), dict(params), name)
 
 
+# Rankers registered at run time from Python (e.g. a class defined in a notebook cell): name -> class.
+REGISTERED: dict[str, type] = {}
+
+
+def register(name: str, cls: type) -> str:
+    """Make ``cls`` runnable as algorithm ``name`` in this process (``olr_core.experiments``, grids with
+    ``jobs=1``); a class in a file or module runs everywhere, in worker processes too, by its reference."""
+    if name in ALGORITHMS or is_reference(name):
+        raise PluginError(f"cannot register {name!r}: it is a built-in algorithm or an import reference")
+    check_ranker_class(cls, name)
+    REGISTERED[name] = cls
+    return name
+
+
 def get_algorithm(name: str) -> type:
-    try:
+    """A built-in algorithm, a registered one, an import reference (``module:Class``, ``file.py:Class``) or a
+    name an installed package registers in the ``olr_core.rankers`` entry point group."""
+    if name in ALGORITHMS:
         return ALGORITHMS[name]
-    except KeyError:
-        raise KeyError(f"unknown algorithm {name!r}; valid: {', '.join(sorted(ALGORITHMS))}") from None
+    if name in REGISTERED:
+        return REGISTERED[name]
+    reference = resolve(name, RANKER_GROUP)
+    if reference is None:
+        plugins = sorted(registered(RANKER_GROUP))
+        raise KeyError(f"unknown algorithm {name!r}; valid: {', '.join(sorted(ALGORITHMS))}"
+                       + (f"; installed plug-ins: {', '.join(plugins)}" if plugins else "")
+                       + "; or your own class as package.module:Class or path/to/file.py:Class") from None
+    cls = load_reference(reference, "ranker")
+    check_ranker_class(cls, name)
+    return cls
+
+
+def is_external(name: str) -> bool:
+    return name not in ALGORITHMS
+
+
+def external_source(name: str) -> str:
+    """For a ranker that is not built in: its reference (or registered name) and its source hash."""
+    cls = get_algorithm(name)
+    return f"{resolve(name, RANKER_GROUP) or name}@{source_hash(cls)}"
 
 
 def make_ranker(name: str, **params) -> Ranker:
@@ -103,4 +148,5 @@ def make_ranker(name: str, **params) -> Ranker:
 
 __all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "REFERENCE_ALGORITHMS", "BaseRanker", "Display", "LinearRanker",
            "OfflineLambdaRank", "OfflineRankNet", "OracleRanker", "RandomRanker", "Ranker", "algorithm_parameters",
-           "check_parameters", "declared_parameters", "get_algorithm", "make_ranker"]
+           "check_parameters", "declared_parameters", "external_source", "get_algorithm", "is_external", "make_ranker",
+           "register"]

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log1p
 
+from ..cache import cached_array
 from ..data.letor import cache_dir
 from ..data.ranking_data import RankingData
 from ..params import at_least
@@ -86,8 +87,6 @@ def fitted_once(learner, train: RankingData, fit) -> np.ndarray:
     settings = tuple(sorted((k, v) for k, v in vars(learner).items() if isinstance(v, (int, float, str))))
     key = (type(learner).__name__, settings, train.fingerprint())
     if key not in _FITTED:
-        from ..experiments.store import cached_array  # (the experiments package imports the rankers)
-
         if len(_FITTED) >= 16:
             _FITTED.pop(next(iter(_FITTED)))
         _FITTED[key] = cached_array("fitted", [key[0], [list(kv) for kv in key[1]], key[2]], fit,

@@ -53,6 +53,10 @@ ONLINE, OFFLINE = "discounted_online_ndcg10", "final_offline_ndcg10"
 MQ = {"dataset": "mq2008"}
 BOTH = ("text", "code")
 
+# `olr claims dsp --with module:Class`: your method joins this experiment (as a copy of every run of the
+# proposed method, with its own class) and is judged against the paper's methods on these metrics.
+WITH = {"experiment": "main", "proposed": "nsgd_dsp", "metrics": (ONLINE, OFFLINE), "cells": ("dataset", "click_model")}
+
 CLAIMS = [
     Claim(PAPER, "T2-cells", "Table 2", "Online cumulative NDCG@10 of the six algorithms under the three users "
           "matches the paper's Table 2 on MQ2008", "main", ONLINE, "within_sd", {"k": 1.0},

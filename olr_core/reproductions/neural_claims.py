@@ -41,6 +41,10 @@ WITH_RANKNET = {"algorithm": ["olranknet", *BASELINES]}
 WITH_LAMBDA = {"algorithm": ["ollambdarank", *BASELINES]}
 OLR = {"algorithm": "olranknet"}
 
+# `olr claims neural --with module:Class`: your method joins this experiment (as a copy of every run of the
+# proposed method, with its own class) and is judged against the paper's methods on these metrics.
+WITH = {"experiment": "main", "proposed": "olranknet", "metrics": (ONLINE, OFFLINE), "cells": CELLS}
+
 CLAIMS = [
     Claim(PAPER, "F3-not-linear", "Figure 3", "Grades do not separate linearly: in the 2-D LDA projection more "
           f"documents lie nearer another grade's centroid than in a control world whose relevance is linear in the "

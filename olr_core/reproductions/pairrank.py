@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +85,8 @@ def read_tuned(path: Path, defaults: dict, followers: dict, page: str) -> dict:
     takes the values chosen for its leader (the tuning pages of every chapter). Says so when untuned."""
     params = {k: dict(v) for k, v in defaults.items()}
     if not path.exists():
-        print(f"no tuning results at {path}: using the defaults {defaults} (run {page} first)")
+        print(f"olr: note: no tuning results at {path}: using the defaults {defaults} (run {page} first)",
+              file=sys.stderr)
         return params
     chosen = json.loads(path.read_text())
     params.update({k: dict(v) for k, v in chosen.items()})

@@ -27,6 +27,10 @@ ONLINE, OFFLINE, COSINE = "discounted_online_ndcg10", "final_offline_ndcg10", "f
 CELLS = ("dataset", "click_model")
 PR = {"algorithm": "pairrank_c"}
 
+# `olr claims pairrank --with module:Class`: your method joins this experiment (as a copy of every run of the
+# proposed method, with its own class) and is judged against the paper's methods on these metrics.
+WITH = {"experiment": "main", "proposed": "pairrank_c", "metrics": (ONLINE, OFFLINE), "cells": CELLS}
+
 CLAIMS = [
     Claim(PAPER, "F3-best-offline", "Figure 3", "PairRank_C has the best offline NDCG@10 of all online methods under "
           "every user and data set", "main", OFFLINE, "best", {"target": "pairrank_c"},

@@ -35,6 +35,10 @@ CELLS = ("dataset",)
 BOTH = ("text", "script")
 PAPER_FIGURE = "Figure 1 (Yandex, Yahoo!); the text gives no numbers"
 
+# `olr claims topk --with module:Class`: your method joins this experiment (as a copy of every run of the
+# proposed method, with its own class) and is judged against the paper's methods on these metrics.
+WITH = {"experiment": "figure1", "proposed": "topk_ranksvm", "metrics": (AVERAGE,), "cells": CELLS}
+
 CLAIMS = [
     Claim(PAPER, "F1-squared-over-random", "Figure 1, Section 6", "RTop-kF with the squared loss (top-1 feedback) "
           "has a clearly higher average NDCG@10 than the random ranker", "figure1", AVERAGE, "paired_gain",

@@ -3,14 +3,16 @@ sections and the book-wide dashboard all call :func:`claim_records`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
 import pandas as pd
 
-from ..claims import VERDICTS, judge
+from ..claims import VERDICTS, Claim, judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
+from ..rankers import get_algorithm
 from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
 
 PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "neural": neural_claims, "klrank": klrank_claims,
@@ -26,16 +28,53 @@ def _modules(paper: str | None):
     return [PAPERS[paper]]
 
 
+def with_method(module, grids: dict, rankers) -> dict:
+    """``grids`` with every run of the paper's proposed method (``module.WITH``) copied for each ranker of
+    ``rankers`` (names or import references, with their default parameters), so that the ranker meets the
+    same data, folds, users, seeds and horizon as the paper's methods."""
+    if not rankers or module.WITH is None:
+        return grids
+    name, proposed = module.WITH["experiment"], module.WITH["proposed"]
+    template = [s for s in grids.get(name, []) if s.algorithm == proposed]
+    added = [dataclasses.replace(s, algorithm=r, params={}) for r in rankers for s in template]
+    return {**grids, name: grids[name] + added}
+
+
+def with_claims(module, rankers) -> list[Claim]:
+    """For each ranker: it beats the paper's proposed method, and it is the best of all methods, on each of the
+    paper's metrics (the other claims are judged with the ranker among the methods too)."""
+    if not rankers:
+        return []
+    if module.WITH is None:
+        return [Claim(module.PAPER, f"with-{r}", "your method", f"{r} joins the paper's experiments", "none", "",
+                      "not_testable", {"reason": "this paper's experiments rank growing-library streams, where a "
+                                                 "click learner has no runs to join"}) for r in rankers]
+    w, claims = module.WITH, []
+    for r in rankers:
+        for metric in w["metrics"]:
+            short = metric.split("_")[0]
+            claims += [
+                Claim(module.PAPER, f"with-{r}-over-{w['proposed']}-{short}", "your method",
+                      f"{r} beats the paper's {w['proposed']} in {metric}", w["experiment"], metric, "paired_gain",
+                      {"treatment": r, "control": w["proposed"]}, "(your method)", w["cells"], configs=module.CONFIGS),
+                Claim(module.PAPER, f"with-{r}-best-{short}", "your method",
+                      f"{r} has the best {metric} of all the paper's methods", w["experiment"], metric, "best",
+                      {"target": r}, "(your method)", w["cells"], configs=module.CONFIGS)]
+    return claims
+
+
 def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: ResultStore | None = None,
-                 compute: bool = True, seeds: int | None = None) -> tuple[dict, dict]:
-    """{config: {experiment: run frame}} for one paper (runs computed through the store), and the missing sets."""
+                 compute: bool = True, seeds: int | None = None, rankers=()) -> tuple[dict, dict]:
+    """{config: {experiment: run frame}} for one paper (runs computed through the store), and the missing sets;
+    ``rankers``: methods of your own that join the experiments (:func:`with_method`)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     store = store or ResultStore()
     datasets, missing = find_datasets(module.MAIN_DATASETS, data_dir)
     frames = {}
     for config in module.CONFIGS:
-        grids = module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds)
+        grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds),
+                            rankers)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
         frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
@@ -57,13 +96,18 @@ def _setup(frame: pd.DataFrame | None, module) -> str:
 
 
 def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
-                  store: ResultStore | None = None, compute: bool = True, seeds: int | None = None) -> list[dict]:
+                  store: ResultStore | None = None, compute: bool = True, seeds: int | None = None,
+                  rankers=()) -> list[dict]:
     """One record per (claim, configuration): paper, id, source, claim, config, paper_value, ours, runs,
-    rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced)."""
+    rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced).
+    ``rankers``: methods of your own (``olr claims PAPER --with module:Class``) that join the paper's
+    experiments; every claim is then judged with them among the methods, and each gets its own claims."""
     records = []
+    for ranker in rankers:
+        get_algorithm(ranker)                         # a ranker that does not load fails before any run
     for module in _modules(paper):
-        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds)
-        for claim in module.CLAIMS:
+        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds, rankers)
+        for claim in [*module.CLAIMS, *with_claims(module, rankers)]:
             judged = []
             for config in claim.configs:
                 frame = frames.get(config, {}).get(claim.experiment)

@@ -1,0 +1,113 @@
+"""A researcher's own ranker or user, written anywhere, used wherever a built-in one is.
+
+A name with a colon is an import reference: ``package.module:Name`` (a module on the path) or
+``path/to/file.py:Name`` (a file, relative to the working directory). Installed packages can also
+register short names through the entry point groups ``olr_core.rankers`` and ``olr_core.users``, so
+``pip install olr-mymethod`` makes ``-a mymethod`` work. A run of an external class is keyed by its
+reference, its parameters and a hash of its module's source (:func:`source_hash`), so a changed
+method is never served a stale result; the hash is part of the run's stored spec.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+RANKER_GROUP, USER_GROUP = "olr_core.rankers", "olr_core.users"
+
+
+class PluginError(ValueError):
+    """An external class that cannot be loaded or does not follow its protocol (one line, naming it)."""
+
+
+def is_reference(name: str) -> bool:
+    return isinstance(name, str) and ":" in name
+
+
+def _module_from_file(path: Path):
+    name = "olr_plugin_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        del sys.modules[name]
+        raise PluginError(f"{path}: importing it failed ({type(err).__name__}: {err})") from None
+    return module
+
+
+def load_reference(reference: str, what: str = "ranker"):
+    """The object ``module:Name`` or ``file.py:Name`` names (modules are imported once per process)."""
+    module_name, _, attribute = reference.rpartition(":")
+    if not module_name or not attribute:
+        raise PluginError(f"{what} {reference!r}: write package.module:Name or path/to/file.py:Name")
+    if module_name.endswith(".py") or "/" in module_name:
+        path = Path(module_name)
+        if not path.is_file():
+            raise PluginError(f"{what} {reference!r}: no file {path} (paths are relative to {Path.cwd()})")
+        module = _cached_file_module(str(path.resolve()))
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            raise PluginError(f"{what} {reference!r}: cannot import {module_name} ({err}); put its folder on "
+                              "PYTHONPATH or name the file (path/to/file.py:Name)") from None
+    if not hasattr(module, attribute):
+        raise PluginError(f"{what} {reference!r}: {module_name} has no {attribute}")
+    return getattr(module, attribute)
+
+
+@functools.cache
+def _cached_file_module(path: str):
+    return _module_from_file(Path(path))
+
+
+def registered(group: str) -> dict[str, str]:
+    """Names that installed packages register in an entry point group: {name: "module:Name"}."""
+    return {ep.name: ep.value for ep in entry_points(group=group)}
+
+
+def resolve(name: str, group: str) -> str | None:
+    """The import reference behind ``name``: itself if it is one, a registered name's value, else None."""
+    if is_reference(name):
+        return name
+    return registered(group).get(name)
+
+
+def source_hash(obj) -> str:
+    """A hash of the source file of the module that defines ``obj`` (a class or a function); for a class
+    defined in a notebook cell or an interactive session (no file), a hash of its methods' compiled code."""
+    module = inspect.getmodule(obj)
+    try:
+        source = Path(inspect.getsourcefile(module)).read_bytes()
+    except (TypeError, OSError):
+        source = _compiled_code(obj)
+    return hashlib.sha256(source).hexdigest()[:12]
+
+
+def _compiled_code(obj) -> bytes:
+    classes = [] if inspect.isfunction(obj) else [k for k in inspect.getmro(obj) if k is not object]
+    functions = [obj] if inspect.isfunction(obj) else \
+        [f for klass in classes for f in vars(klass).values() if inspect.isfunction(f)]
+    return repr([(f.__qualname__, f.__code__.co_code, f.__code__.co_consts) for f in functions]).encode()
+
+
+RANKER_METHODS = ("start", "rank", "learn", "score")
+
+
+def check_ranker_class(cls, name: str) -> None:
+    """``cls`` follows :class:`olr_core.rankers.base.Ranker`, else a one-line error naming what is missing."""
+    if not inspect.isclass(cls):
+        raise PluginError(f"ranker {name!r} is not a class (got {type(cls).__name__})")
+    missing = [m for m in RANKER_METHODS if not callable(getattr(cls, m, None))]
+    if missing:
+        raise PluginError(f"ranker {name!r} ({cls.__name__}) has no method {', '.join(missing)}: a ranker follows "
+                          "olr_core.rankers.base.Ranker (start, rank, learn, score; subclass BaseRanker or "
+                          "LinearRanker for the defaults)")
