@@ -169,3 +169,25 @@ def test_a_class_registered_from_a_notebook_cell_runs_in_process():
     assert RunSpec("still-for-test", rounds=5).canonical()["plugin"].startswith("still-for-test@")
     with pytest.raises(PluginError, match="built-in"):
         register("pdgd", Still)
+
+
+def test_your_data_a_letor_folder_or_a_function_runs_like_a_registered_set(plugin, tmp_path, capsys):
+    from olr_core.data import load_fold, write_letor
+    from olr_core.experiments.runner import data_fingerprint
+
+    from .conftest import tiny_data
+
+    folder = tmp_path / "mydata"
+    folder.mkdir()
+    for split, seed in (("train", 0), ("vali", 1), ("test", 2)):
+        write_letor(tiny_data(seed, n_queries=12), folder / f"{split}.txt")
+    (plugin.parent / "mydata.py").write_text(
+        "from tests.conftest import tiny_data\n\ndef make(fold):\n    return tiny_data(fold, n_queries=20)\n")
+    for name in (str(folder), "mydata:make"):
+        fold = load_fold(name, 1)
+        assert fold.train.n_queries >= 10 and fold.test.n_queries >= 2 and fold.n_features == 4
+        out = run_json(capsys, ["run", "-a", "pdgd", "-d", name, "-T", "30", "--results", str(tmp_path / "r"),
+                                "--json"])
+        assert out["spec"]["dataset"] == name and data_fingerprint(name, 1, None)
+    assert main(["run", "-a", "pdgd", "-d", str(tmp_path), "-T", "5", "--no-store"]) == 2
+    assert "no Fold1..FoldN folders" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..plugins import is_reference, load_reference
 from .letor import read_letor
 from .library import CORA_FILES, LIBRARY_PRESETS, LibraryStream, cora_stream, synthetic_stream
 from .ranking_data import Fold, RankingData
@@ -137,10 +138,61 @@ DEFAULT_DATASET = "synth-mq"
 
 
 def get_spec(name: str) -> DatasetSpec:
-    try:
+    """A registered data set, or your own: a LETOR folder (``Fold1``..``FoldN`` sub-folders, ``S1``..``S5``
+    subsets, or ``train``/``vali``/``test`` files) or a Python function ``module:function`` / ``file.py:function``
+    that takes the fold number and returns a :class:`Fold` or one :class:`RankingData` (split 60/20/20 by query)."""
+    if name in DATASETS:
         return DATASETS[name]
-    except KeyError:
-        raise KeyError(f"unknown data set {name!r}; valid names: {', '.join(sorted(DATASETS))}") from None
+    own = _own_spec(name)
+    if own is None:
+        raise KeyError(f"unknown data set {name!r}; valid names: {', '.join(sorted(DATASETS))}, a LETOR folder, or "
+                       "your own function as package.module:function or file.py:function") from None
+    return own
+
+
+@functools.lru_cache(maxsize=16)
+def _own_spec(name: str) -> DatasetSpec | None:
+    if is_reference(name):
+        return DatasetSpec(name, f"your data: {name}", 0, 0, 5, f"{name}(fold)", "", layout="python")
+    folder = Path(name)
+    if not folder.is_dir():
+        return None
+    folds = len([p for p in folder.glob("Fold*") if p.is_dir()])
+    if folds:
+        return DatasetSpec(name, f"LETOR folder {folder}", 0, 0, folds, str(folder), "", (str(folder.resolve()),),
+                           layout="folds")
+    if _find_file(folder, "S1.txt"):
+        return DatasetSpec(name, f"LETOR folder {folder}", 0, 0, 5, str(folder), "", (str(folder.resolve()),),
+                           layout="subsets")
+    if _find_file(folder, "train.txt"):
+        return DatasetSpec(name, f"LETOR folder {folder}", 0, 0, 1, str(folder), "", (str(folder.resolve()),),
+                           layout="single")
+    raise DataNotFoundError(f"{folder}: no Fold1..FoldN folders, S1..S5 files or train/vali/test files; a LETOR "
+                            "folder has one of these layouts")
+
+
+def _own_fold(spec: DatasetSpec, fold: int) -> Fold:
+    """A fold of your data: the function's value, or the folder's files (feature width from the train split)."""
+    if spec.layout == "python":
+        value = load_reference(spec.name, "data set")(fold)
+        if isinstance(value, Fold):
+            return value
+        if not isinstance(value, RankingData):
+            raise ValueError(f"data set {spec.name}: the function returned {type(value).__name__}; return a Fold or "
+                             "a RankingData (olr_core.data)")
+        n = value.n_queries
+        cut = [0, int(0.6 * n), int(0.8 * n), n]
+        return Fold(spec.name, fold, *(value.subset(range(a, b)) for a, b in zip(cut, cut[1:])))
+    base = Path(spec.dirnames[0])
+    folder = base / f"Fold{fold}" if spec.layout == "folds" else base
+    if spec.layout == "subsets":
+        subsets = {i: read_letor(_require(base, f"S{i}.txt", spec)) for i in range(1, 6)}
+        width = max(s.n_features for s in subsets.values())
+        subsets = {i: read_letor(_require(base, f"S{i}.txt", spec), n_features=width) for i in range(1, 6)}
+        return fold_from_subsets(spec.name, fold, subsets)
+    train = read_letor(_require(folder, "train.txt", spec))
+    vali, test = (read_letor(_require(folder, f, spec), n_features=train.n_features) for f in ("vali.txt", "test.txt"))
+    return Fold(spec.name, fold, train, vali, test)
 
 
 def resolve_data_dir(data_dir=None) -> Path:
@@ -214,7 +266,12 @@ def _cached_fold(name: str, fold: int, data_dir: str | None, normalize: bool | N
                          "load_library (the KLRank chapter's loop)")
     if not 1 <= fold <= spec.n_folds:
         raise ValueError(f"{name} has folds 1..{spec.n_folds}; got fold {fold}")
-    loaded = synthetic_fold(name, fold) if spec.synthetic else _load_real_fold(spec, fold, data_dir)
+    if spec.synthetic:
+        loaded = synthetic_fold(name, fold)
+    elif name not in DATASETS:
+        loaded = _own_fold(spec, fold)
+    else:
+        loaded = _load_real_fold(spec, fold, data_dir)
     if normalize is None:
         normalize = not spec.query_level_norm or not _within_unit_range(loaded, name)
     return _normalized(loaded) if normalize else loaded
@@ -239,7 +296,7 @@ def load_fold(name: str = DEFAULT_DATASET, fold: int = 1, data_dir=None, normali
     only to data sets that are not already query-level normalised.
     """
     spec = get_spec(name)
-    resolved = None if spec.synthetic else str(resolve_data_dir(data_dir))
+    resolved = None if spec.synthetic or name not in DATASETS else str(resolve_data_dir(data_dir))
     return _cached_fold(name, int(fold), resolved, normalize)
 
 
