@@ -143,14 +143,15 @@ def _provenance_cell(page: str, profile: str, params: dict, overrides: dict, sec
 
 
 def _for_readers(nb) -> None:
-    """Hide code inputs behind a toggle and drop the parameter cells (the provenance box shows what ran)."""
+    """Hide code inputs behind a toggle and drop the parameter cells (the provenance box shows what ran); a
+    cell tagged ``show-input`` (code that is the page's subject, e.g. a method to read) stays visible."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         tags = cell.metadata.setdefault("tags", [])
         if "parameters" in tags or "injected-parameters" in tags:
             tags.append("remove-cell")
-        elif "hide-input" not in tags and "remove-input" not in tags:
+        elif not {"hide-input", "remove-input", "show-input"} & set(tags):
             tags.append("hide-input")
 
 

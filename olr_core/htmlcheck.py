@@ -3,7 +3,8 @@
 Every page with math must load exactly one MathJax script (pages without math need none), no
 page may load a script from the network, its
 scripts must stay under a size budget, and the generated (notebook) pages must show code
-only behind a toggle and never the parameter cells (the provenance box says what ran).
+only behind a toggle (unless a cell is tagged ``show-input``: code that is the page's subject) and
+never the parameter cells (the provenance box says what ran).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def check_page(path: Path, root: Path) -> PageReport:
     size += sum(len(tag.get_text()) for tag in soup.find_all("script") if not tag.get("src"))
     cells = soup.select("div.cell")
     visible = [c for c in cells if c.select_one("div.cell_input") is not None
-               and not ({"tag_hide-input", "tag_remove-input"} & set(c.get("class", [])))]
+               and not ({"tag_hide-input", "tag_remove-input", "tag_show-input"} & set(c.get("class", [])))]
     parameters = soup.select("div.tag_parameters, div.tag_injected-parameters")
     has_math = soup.select_one(".math, span.math, div.math, mjx-container") is not None
     return PageReport(str(path.relative_to(root)), sum("mathjax" in s.lower() for s in sources), network, size,

@@ -73,7 +73,7 @@ def standings_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
             for m, s, r, k in zip(table["mean"], table["se"], table["rank"], mark)]
     out = table.assign(value=text).pivot_table(index="algorithm", columns=["dataset", "click_model"], values="value",
                                                aggfunc="first")
-    order = [a for a in ALGORITHMS if a in out.index]
+    order = [a for a in ALGORITHMS if a in out.index] + [a for a in out.index if a not in ALGORITHMS]
     users = [u for u in neural.CLICK_MODELS if u in out.columns.get_level_values("click_model")]
     out = out.reindex(index=order).reindex(columns=users, level="click_model")
     out.index = [DISPLAY_NAMES.get(a, a) for a in out.index]
