@@ -167,3 +167,23 @@ def test_rank_by_scores_is_the_lexsort_of_scores_then_noise_and_advances_the_gen
     expected = np.lexsort((b.random(scores.shape), -scores), axis=-1)
     assert np.array_equal(rank_by_scores(scores, a), expected)
     assert a.random() == b.random()                       # the same number of draws either way
+
+
+def test_a_cumulative_metric_is_plotted_inside_its_axes():
+    """A cumulative NDCG (hundreds) is not clamped to NDCG's [0, 1]: its curve lies inside the axes. A per-round
+    NDCG still is bounded to [0, 1]."""
+    import matplotlib
+    import pandas as pd
+
+    matplotlib.use("Agg")
+    from olr_core.plotting import plot_curves
+
+    frame = pd.DataFrame([{"algorithm": "pdgd", "click_model": "perfect", "round": r, "seed": s,
+                           "value": 0.4 * r + s} for r in range(0, 1001, 100) for s in range(3)])
+    fig = plot_curves(frame, hue="algorithm", ylabel="cumulative online NDCG@10")
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    line = ax.get_lines()[0].get_ydata()
+    assert low <= line.min() and line.max() <= high and high > 300
+    per_round = plot_curves(frame.assign(value=frame["value"] / 1000), hue="algorithm", ylabel="online NDCG@10")
+    assert per_round.axes[0].get_ylim()[1] <= 1.0

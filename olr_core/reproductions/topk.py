@@ -179,9 +179,12 @@ def explicit_bound(data: RankingData, horizons, eta0: float, gamma0: float, radi
     return 2 * radius ** 2 / eta[T - 1] + explore[T - 1]
 
 
-def loglog_slope(T: np.ndarray, regret: np.ndarray) -> float:
-    """Least-squares slope of log regret on log T (NaN if a regret is not positive)."""
+def loglog_slope(T: np.ndarray, regret: np.ndarray, later: float = 1 / 8) -> float:
+    """Least-squares slope of log regret on log T over the later part of the horizon (T >= ``later`` times
+    the last horizon: the rate, not the burn-in), NaN if a regret there is not positive."""
     T, regret = np.asarray(T, float), np.asarray(regret, float)
+    keep = T >= later * T.max() if len(T) else np.zeros(0, bool)
+    T, regret = T[keep], regret[keep]
     if (regret <= 0).any() or len(T) < 2:
         return float("nan")
     return float(np.polyfit(np.log(T), np.log(regret), 1)[0])
