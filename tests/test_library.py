@@ -120,7 +120,10 @@ def test_scaled_vector_projection_and_sparse_updates():
 def test_gper_doubling_schedule():
     g = GPER(alpha=10.0)
     assert [g.cycle(t) for t in (1, 2, 3, 4, 7, 8, 15, 16)] == [1, 2, 2, 3, 3, 4, 4, 5]
-    assert g.radius(1) == pytest.approx(10 * 2 ** 0.25) and g.radius(8) == pytest.approx(10 * 2 ** 1.0)
+    # the paper's radius alpha T_m^(1/4), T_m = 2^m - 1: D_m F_m = 2 alpha T_m^(1/4) < K 2^(m/4) strictly (K = 2 alpha)
+    assert g.radius(1) == pytest.approx(10.0) and g.radius(8) == pytest.approx(10 * 15 ** 0.25)
+    for m in range(1, 40):
+        assert 2 * g.radius(2 ** (m - 1)) < 2 * 10.0 * 2 ** (m / 4)
     # the step restarts at each power of two: the first step of cycle m is r_m / sqrt(2)
     for m in range(1, 8):
         t = 2 ** (m - 1)

@@ -66,11 +66,18 @@ class ScaledVector:
         return self.scale * self.v
 
 
+def cycle_radius(alpha: float, m: int) -> float:
+    """The radius of GPER's feasible ball in cycle m: alpha T_m^(1/4), T_m = 2^m - 1 (the cycle's last step)."""
+    return alpha * ((1 << m) - 1) ** 0.25
+
+
 class GPER:
     """The step sizes and feasible sets of Greedy Projection with Exponential Restart (Table 1).
 
     Step t (from 1) lies in cycle m = floor(log2 t) + 1, which covers t = 2^(m-1) .. 2^m - 1;
-    the radius is alpha 2^(m/4) and the k-th step of the cycle has size radius / sqrt(2 k).
+    the radius is alpha T_m^(1/4) with T_m = 2^m - 1 (the paper's Practical Example, Part 3: so that
+    D_m F_m = 2 alpha T_m^(1/4) < K 2^(m/4) with K = 2 alpha, the strict inequality of Assumption 4.3),
+    and the k-th step of the cycle has size radius / sqrt(2 k).
     """
 
     def __init__(self, alpha: float):
@@ -81,7 +88,7 @@ class GPER:
         return t.bit_length()
 
     def radius(self, t: int) -> float:
-        return self.alpha * 2.0 ** (self.cycle(t) / 4)
+        return cycle_radius(self.alpha, self.cycle(t))
 
     def step(self, t: int) -> float:
         k = t - (1 << (self.cycle(t) - 1)) + 1

@@ -40,9 +40,10 @@ def settings() -> dict:
     return {name: dict(chosen.get(name, {})) for name in ALGORITHMS}
 
 
-def grid(datasets, seeds: int, rounds: int, params: dict, click_models=neural.CLICK_MODELS):
-    """Every algorithm x data set x user x seed (the neural chapter's grid, so shared runs are shared)."""
-    return neural.main_grid(datasets, seeds, rounds, params, click_models, ALGORITHMS)
+def grid(datasets, seeds: int, rounds: int, params: dict, click_models=neural.CLICK_MODELS, extra=()):
+    """Every algorithm x data set x user x seed (the neural chapter's grid, so shared runs are shared);
+    ``extra``: rankers of your own (``module:Class``, ``file.py:Class``) that join with default parameters."""
+    return neural.main_grid(datasets, seeds, rounds, params, click_models, [*ALGORITHMS, *extra])
 
 
 def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

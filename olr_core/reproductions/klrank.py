@@ -20,6 +20,7 @@ from ..data.registry import load_library
 from ..experiments import RunSpec
 from ..experiments.store import cached_array
 from ..rankers import LIBRARY_ALGORITHMS
+from ..rankers.library import cycle_radius
 
 ALGORITHMS = list(LIBRARY_ALGORITHMS)
 METRICS = {"avg_kl_cost": "lower", "avg_rel_click_distance": "lower", "clicked_first_rate": "higher",
@@ -143,7 +144,7 @@ def regret_curve(stream: LibraryStream, trace, alpha: float = 10.0) -> pd.DataFr
     rows, learner, comparator, m = [], 0.0, 0.0, 1
     while (1 << m) - 1 <= len(losses):
         begin, end = (1 << (m - 1)) - 1, (1 << m) - 1          # 0-based queries of cycle m
-        lower, upper = best_fixed_policy(stream, chosen, begin, end, alpha * 2.0 ** (m / 4))
+        lower, upper = best_fixed_policy(stream, chosen, begin, end, cycle_radius(alpha, m))
         learner += float(np.sum(losses[begin:end]))
         comparator += lower
         T = end
