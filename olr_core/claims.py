@@ -41,6 +41,7 @@ intervals by Student's t, on the pairs where the runs are paired):
   regret slope against a theorem's rate is judged with ``below`` and a threshold of the rate plus
   ``RATE_TOLERANCE``: a slope whose interval lies below it is consistent with the upper bound.
 - ``mostly_positive``: one cell, the mean paired gain averaged over all the compared pairs and cells.
+- ``closer``: (method - far) - (near - method), paired: the method lies nearer one reference than another.
 - ``not_testable``: no margin; the reason says why.
 
 A difference that is the same in every run (a quantity the seed does not change) is exact: its
@@ -89,6 +90,7 @@ MARGINS = {
     "below": "threshold minus the mean",
     "above": "the mean minus the threshold",
     "mostly_positive": "paired gain averaged over all compared pairs and cells (one cell)",
+    "closer": "paired (method - far) - (near - method): positive where the method lies nearer the near reference",
     "not_testable": "none: the claim is not judged",
 }
 
@@ -558,6 +560,27 @@ def rule_equivalent(frame, claim, treatment: str, control: str, tolerance: float
                   f"{tolerance:g} minus |mean paired difference| in {claim.metric}")
 
 
+def rule_closer(frame, claim, treatment: str, near: str, far: str, **_) -> Outcome:
+    """The treatment's mean lies nearer ``near``'s than ``far``'s: margin (t - far) - (near - t) = 2t - near - far,
+    paired over runs of one data set, fold and seed; ``ours`` gives the share of the far-near gap closed."""
+    cells, texts = [], []
+    keys = [k for k in PAIR_KEYS if k in frame]
+    for cell, part in _cells(frame, claim):
+        wide = part[part["algorithm"].isin([treatment, near, far])].pivot_table(index=keys, columns="algorithm",
+                                                                               values=claim.metric)
+        if not {treatment, near, far} <= set(wide.columns):
+            continue
+        wide = wide.dropna()
+        est, interval, n = mean_interval(2 * wide[treatment] - wide[near] - wide[far])
+        gap = float((wide[near] - wide[far]).mean())
+        cells.append(Cell(cell, est, interval, n))
+        closed = (float(wide[treatment].mean()) - float(wide[far].mean())) / gap if gap else float("nan")
+        texts.append(f"{cell}: closes {closed:.0%} of the {far}-{near} gap")
+    if not cells:
+        return _no_runs(f"no runs of {treatment}, {near} and {far} together")
+    return decide(cells, "; ".join(texts), f"({treatment} - {far}) - ({near} - {treatment}) in {claim.metric}, paired")
+
+
 def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
     return Outcome("", 0, "not testable here", reason)
 
@@ -565,7 +588,7 @@ def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,
          "best": rule_best, "worst": rule_worst, "increasing": rule_increasing, "flat": rule_flat,
          "argmax_in": rule_argmax_in, "below": rule_below, "above": rule_above, "extreme_in": rule_extreme_in,
-         "equivalent": rule_equivalent, "not_testable": rule_not_testable}
+         "equivalent": rule_equivalent, "closer": rule_closer, "not_testable": rule_not_testable}
 
 
 def with_seeds(sizes: dict, seeds: int | None) -> dict:

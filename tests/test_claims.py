@@ -415,3 +415,19 @@ def test_records_obey_the_verdict_rule_and_a_failure_names_its_cause():
     assert record_problems([text, code]) == []
     broken = {**code, "cells": [{**code["cells"][0], "ci_low": -0.01}]}
     assert "reproduced, but an interval reaches 0" in record_problems([broken])[0]
+
+
+def test_closer_measures_which_reference_a_method_lies_nearer():
+    rows = []
+    rng = np.random.default_rng(0)
+    for seed in range(30):
+        for algorithm, mean in (("far", 0.2), ("near", 0.6), ("good", 0.5), ("poor", 0.3)):
+            rows.append({"algorithm": algorithm, "dataset": "d", "fold": 1, "seed": seed,
+                         "m": mean + 0.02 * rng.standard_normal()})
+    frame = pd.DataFrame(rows)
+    good = judge(Claim("t", "x", "F", "c", "e", "m", "closer", {"treatment": "good", "near": "near", "far": "far"},
+                       cells=("dataset",)), frame, "text")
+    poor = judge(Claim("t", "x", "F", "c", "e", "m", "closer", {"treatment": "poor", "near": "near", "far": "far"},
+                       cells=("dataset",)), frame, "text")
+    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the far-near gap", good["ours"])
+    assert poor["verdict"] == "not reproduced" and good["cells"][0]["margin"] == pytest.approx(0.2, abs=0.02)
