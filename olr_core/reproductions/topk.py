@@ -2,7 +2,8 @@
 
 - Figure 1: the running average of NDCG@10 over rounds for RTop-kF with four surrogates,
   full-feedback online ListNet and a random ranker (:func:`figure1_grid`), in two
-  configurations: the step sizes of the paper's text and those of a public script.
+  configurations: the step sizes of the paper's text (``text``) and those of the authors' public
+  script (``code``, as the other chapters call an authors' code).
 - The regret check: each round's surrogate loss of the played scores (the loop's audit)
   against the best fixed weight vector in hindsight (:func:`best_fixed`, convex optimisation
   over the ball), the measured regret's log-log slope against T^(2/3), and its dependence on
@@ -30,7 +31,7 @@ CONVEX = ["topk_squared", "topk_kl", "topk_ranksvm"]
 USERS = {"topk_squared": "top1", "topk_kl": "top1", "topk_ranksvm": "top2", "topk_smoothdcg": "top1",
          "listnet_full": "full", "random": "top1"}
 # The paper's text: eta_t = 0.01 / t^(2/3) for RTop-kF (Section 6); one public script uses 0.1.
-CONFIGS = {"text": {}, "script": {"eta0": 0.1}}
+CONFIGS = {"text": {}, "code": {"eta0": 0.1}}
 
 
 def config_params(algorithm: str, config: str) -> dict:

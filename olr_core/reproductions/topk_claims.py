@@ -6,7 +6,8 @@ when a data directory has them; the metric is the paper's "average NDCG@10" (the
 the shown lists' NDCG@10 over all rounds). ``regret``: audited runs of the convex learners
 in a world whose grades are linear in the features, decorated with the log-log slope of
 their measured surrogate regret. Two configurations: the step sizes of the paper's text
-(eta_t = 0.01 / t^(2/3)) and of one public script (0.1 / t^(2/3)).
+(eta_t = 0.01 / t^(2/3), ``text``) and of one public script of the authors (0.1 / t^(2/3),
+``code``).
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ PROFILES = {"tiny": {"figure1": {"seeds": 1, "rounds": 300}, "regret": {"seeds":
             "paper": {"figure1": {"seeds": 5, "rounds": 100000}, "regret": {"seeds": 10, "rounds": 200000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "yahoo", "yandex-im2009"]
 REGRET_DATASET = "synth-mq-linear"
-CONFIGS = ("text", "script")
+CONFIGS = ("text", "code")
 PAGES = {"Figure 1": "topk_figure1", "Theorem 4.1": "topk_theory"}
 
 AVERAGE = "mean_online_ndcg10"
 CELLS = ("dataset",)
-BOTH = ("text", "script")
+BOTH = ("text", "code")
 PAPER_FIGURE = "Figure 1 (Yandex, Yahoo!); the text gives no numbers"
 
 # `olr claims topk --with module:Class`: your method joins this experiment (as a copy of every run of the
