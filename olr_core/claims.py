@@ -42,6 +42,8 @@ intervals by Student's t, on the pairs where the runs are paired):
   ``RATE_TOLERANCE``: a slope whose interval lies below it is consistent with the upper bound.
 - ``mostly_positive``: one cell, the mean paired gain averaged over all the compared pairs and cells.
 - ``closer``: (method - far) - (near - method), paired: the method lies nearer one reference than another.
+- ``smaller_spread``: the control's standard deviation over runs minus the treatment's, with a paired
+  percentile bootstrap interval (a spread has no t interval).
 - ``not_testable``: no margin; the reason says why.
 
 A difference that is the same in every run (a quantity the seed does not change) is exact: its
@@ -91,6 +93,7 @@ MARGINS = {
     "above": "the mean minus the threshold",
     "mostly_positive": "paired gain averaged over all compared pairs and cells (one cell)",
     "closer": "paired (method - far) - (near - method): positive where the method lies nearer the near reference",
+    "smaller_spread": "standard deviation over runs of the control minus that of the treatment (paired bootstrap)",
     "not_testable": "none: the claim is not judged",
 }
 
@@ -581,6 +584,40 @@ def rule_closer(frame, claim, treatment: str, near: str, far: str, **_) -> Outco
     return decide(cells, "; ".join(texts), f"({treatment} - {far}) - ({near} - {treatment}) in {claim.metric}, paired")
 
 
+def bootstrap_interval(a, b, statistic, resamples: int = 1999) -> tuple[float, Interval, int]:
+    """``statistic(a, b)`` over paired samples and its percentile bootstrap interval family (resampling the
+    pairs, scipy.stats.bootstrap, fixed seed); fewer than 3 pairs give an unbounded interval."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    estimate = float(statistic(a, b))
+    if len(a) < 3:
+        return estimate, lambda g: (np.full(np.shape(g), -np.inf), np.full(np.shape(g), np.inf)), len(a)
+    result = stats.bootstrap((a, b), statistic, paired=True, vectorized=False, n_resamples=resamples,
+                             method="percentile", random_state=0)
+    draws = np.sort(result.bootstrap_distribution)
+
+    def interval(gamma):
+        gamma = np.asarray(gamma, float)
+        return np.quantile(draws, gamma / 2), np.quantile(draws, 1 - gamma / 2)
+    return estimate, interval, len(a)
+
+
+def rule_smaller_spread(frame, claim, treatment: str, control: str, column: str = "algorithm", **_) -> Outcome:
+    """The runs of ``treatment`` vary less than those of ``control`` (sample standard deviations, paired runs)."""
+    cells, texts = [], []
+    for cell, part in _cells(frame, claim):
+        pairs = _paired(part, treatment, control, claim.metric, column)
+        if pairs.empty:
+            continue
+        est, interval, n = bootstrap_interval(pairs[treatment], pairs[control],
+                                              lambda t, c: np.std(c, ddof=1) - np.std(t, ddof=1))
+        cells.append(Cell(cell, est, interval, n))
+        texts.append(f"{cell}: s.d. {pairs[treatment].std():.3g} vs {pairs[control].std():.3g}")
+    if not cells:
+        return _no_runs(f"no runs of both {treatment} and {control}")
+    return decide(cells, "; ".join(texts) + f" ({treatment} vs {control})",
+                  f"s.d. of {control} minus s.d. of {treatment} in {claim.metric} over paired runs (bootstrap)")
+
+
 def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
     return Outcome("", 0, "not testable here", reason)
 
@@ -588,7 +625,8 @@ def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,
          "best": rule_best, "worst": rule_worst, "increasing": rule_increasing, "flat": rule_flat,
          "argmax_in": rule_argmax_in, "below": rule_below, "above": rule_above, "extreme_in": rule_extreme_in,
-         "equivalent": rule_equivalent, "closer": rule_closer, "not_testable": rule_not_testable}
+         "equivalent": rule_equivalent, "closer": rule_closer, "smaller_spread": rule_smaller_spread,
+         "not_testable": rule_not_testable}
 
 
 def with_seeds(sizes: dict, seeds: int | None) -> dict:

@@ -431,3 +431,18 @@ def test_closer_measures_which_reference_a_method_lies_nearer():
                        cells=("dataset",)), frame, "text")
     assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the far-near gap", good["ours"])
     assert poor["verdict"] == "not reproduced" and good["cells"][0]["margin"] == pytest.approx(0.2, abs=0.02)
+
+
+def test_smaller_spread_compares_standard_deviations_with_a_bootstrap():
+    rng = np.random.default_rng(1)
+
+    def frame(n, sd_t, sd_c):
+        return pd.DataFrame([{"algorithm": a, "dataset": "d", "click_model": "p", "fold": 1, "seed": s,
+                              "m": 1 + sd * rng.standard_normal()}
+                             for s in range(n) for a, sd in (("t", sd_t), ("c", sd_c))])
+    c = Claim("t", "x", "T", "c", "e", "m", "smaller_spread", {"treatment": "t", "control": "c"})
+    assert judge(c, frame(40, 0.05, 0.2), "text")["verdict"] == "reproduced"
+    assert judge(c, frame(40, 0.2, 0.05), "text")["verdict"] == "not reproduced"
+    assert judge(c, frame(2, 0.05, 0.2), "text")["verdict"] == "inconclusive"
+    again = judge(c, frame(40, 0.05, 0.2), "text")
+    assert again["cells"][0]["ci_low"] > 0                         # the bootstrap is seeded: the same each call
