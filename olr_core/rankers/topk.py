@@ -136,6 +136,20 @@ class SmoothDCG(Surrogate):
         return out
 
 
+class SmoothDCGAsWritten(SmoothDCG):
+    """The paper's formula taken literally: phi = +sum_i G(R_i) p_i, the smoothed gain itself, handed to a
+    descent step (Algorithm 1 subtracts the gradient), so the learner *lowers* the smoothed DCG. Kept to
+    show, with a run, what the sign does to the paper's "SmoothDCG performs poorly"."""
+
+    name = "smoothdcg_gain"
+
+    def loss(self, s, grades):
+        return -super().loss(s, grades)
+
+    def sampled(self, s, docs, grades, weights):
+        return -super().sampled(s, docs, grades, weights)
+
+
 class RankSVM(Surrogate):
     """Pairwise hinge (RankSVM): phi = sum_{i != j} 1(R_i > R_j) max(0, 1 + s_j - s_i);
     h_ab = 1(R_a > R_b) 1(1 + s_b > s_a) (e_b - e_a). Needs two grades per term: top-2 feedback."""
@@ -169,12 +183,13 @@ class ListNet(Surrogate):
         return softmax(s) - softmax(grades.astype(float))
 
 
-SURROGATES = {"squared": Squared, "kl": KL, "ranksvm": RankSVM, "smoothdcg": SmoothDCG, "listnet": ListNet}
-TOPK_SURROGATES = ("squared", "kl", "ranksvm", "smoothdcg")
+SURROGATES = {"squared": Squared, "kl": KL, "ranksvm": RankSVM, "smoothdcg": SmoothDCG,
+              "smoothdcg_gain": SmoothDCGAsWritten, "listnet": ListNet}
+TOPK_SURROGATES = ("squared", "kl", "ranksvm", "smoothdcg", "smoothdcg_gain")
 
 
 def make_surrogate(name: str, epsilon: float = 0.01) -> Surrogate:
-    return SmoothDCG(epsilon) if name == "smoothdcg" else SURROGATES[name]()
+    return SURROGATES[name](epsilon) if name.startswith("smoothdcg") else SURROGATES[name]()
 
 
 def inclusion_probabilities(model_top: np.ndarray, docs: np.ndarray, m: int, k: int, gamma: float) -> np.ndarray:
@@ -254,7 +269,7 @@ class _ProjectedOGD(LinearRanker):
         self.w = project_to_ball(self.w - eta * (grad_scores @ features), self.radius)
 
 
-SURROGATE_CODES = {"squared": 0, "kl": 1, "ranksvm": 2, "smoothdcg": 3}
+SURROGATE_CODES = {"squared": 0, "kl": 1, "ranksvm": 2, "smoothdcg": 3, "smoothdcg_gain": 4}
 
 
 @njit(cache=True)
@@ -282,7 +297,7 @@ def compiled_update(features, w, s, shown_top, grades, model_top, gamma, eta, ra
             for i in range(m):
                 g[i] = 2.0 * s[i]
         p = np.empty(0)
-        if code == 3:                                       # softmax(s / epsilon), without overflow
+        if code >= 3:                                       # softmax(s / epsilon), without overflow
             top = s.max() / epsilon
             p = np.exp(s / epsilon - top)
             p /= p.sum()
@@ -298,9 +313,12 @@ def compiled_update(features, w, s, shown_top, grades, model_top, gamma, eta, ra
                 c = (2.0 ** grades[r] - 1.0) * weight * p[j] / epsilon
                 g[j] -= c
                 total += c
-        if code == 3:
+        if code >= 3:
             for i in range(m):
                 g[i] += total * p[i]
+        if code == 4:                                       # the smoothed gain as written: descend it
+            for i in range(m):
+                g[i] = -g[i]
     norm = 0.0
     for f in range(d):
         step = 0.0

@@ -28,7 +28,7 @@ PROFILES = {"tiny": {"figure1": {"seeds": 1, "rounds": 300}, "regret": {"seeds":
             "paper": {"figure1": {"seeds": 5, "rounds": 100000}, "regret": {"seeds": 10, "rounds": 200000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "yahoo", "yandex-im2009"]
 REGRET_DATASET = "synth-mq-linear"
-CONFIGS = ("text", "code")
+CONFIGS = ("text", "code", "written-sign")
 PAGES = {"Figure 1": "topk_figure1", "Theorem 4.1": "topk_theory"}
 
 AVERAGE = "mean_online_ndcg10"
@@ -68,7 +68,7 @@ CLAIMS = [
           "KL above squared", CELLS, configs=BOTH),
     Claim(PAPER, "F1-smoothdcg-poor", "Figure 1, Section 6", "The non-convex SmoothDCG surrogate performs poorly: "
           "the worst of the top-k learners", "figure1", AVERAGE, "worst", {"targets": ["topk_smoothdcg"]},
-          "lowest partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=BOTH),
+          "lowest partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=(*BOTH, "written-sign")),
     Claim(PAPER, "F1-yahoo-close", "Figure 1 (Yahoo!)", "On Yahoo!, RankSVM and KL come very close to full-feedback "
           "ListNet", "figure1", AVERAGE, "equivalent",
           {"treatment": "topk_ranksvm", "control": "listnet_full", "tolerance": 0.02, "column": "algorithm"},
