@@ -55,3 +55,22 @@ def test_family_ranks_give_each_familys_best_member():
     assert row["pairwise differentiable gradient descent"] == 1
     assert row["dueling bandits (Wang et al., 2019)"] == 2
     assert row["neural rankers (Jia and Wang, 2022)"] == 4
+
+
+def test_a_family_leads_only_where_the_tests_separate_it_and_dsp_comparisons_count_significance():
+    import numpy as np
+    import pandas as pd
+
+    from olr_core.reproductions import head_to_head as h2h
+
+    rng = np.random.default_rng(0)
+    rows = [{"dataset": "d", "click_model": u, "fold": 1, "seed": s, "algorithm": a, "m": mean + 0.01 * rng.normal()}
+            for u, means in (("perfect", {"pdgd": 1.0, "mgd": 0.5, "mgd_dsp": 0.6}),
+                             ("navigational", {"pdgd": 1.0, "mgd": 1.0, "mgd_dsp": 1.0}))
+            for a, mean in means.items() for s in range(6)]
+    summary = pd.DataFrame(rows)
+    table = h2h.standings(summary, "m")
+    alone = h2h.families_leading_alone(table)
+    assert alone[("d", "perfect")] == h2h.FAMILY_OF["pdgd"] and pd.isna(alone[("d", "navigational")])
+    dsp = h2h.dsp_comparisons(summary, "m").set_index("click_model")
+    assert dsp.loc["perfect", "better"] and not dsp.loc["navigational", "better"]

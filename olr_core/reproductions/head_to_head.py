@@ -85,3 +85,31 @@ def family_ranks(table: pd.DataFrame) -> pd.DataFrame:
     """Rank of each family's best member per (data set, user): which family leads where."""
     best = table.groupby(["dataset", "click_model", "family"])["rank"].min().unstack("family")
     return best[[f for f in FAMILIES if f in best.columns]]
+
+
+def families_leading_alone(table: pd.DataFrame) -> pd.Series:
+    """Per (data set, user), the family of the best method if every method tied with it (``tied``) belongs to
+    the same family, else NaN: a family "leads" only where the paired tests separate it from the others."""
+    out = {}
+    for key, cell in table.groupby(["dataset", "click_model"], sort=False):
+        families = set(cell.loc[cell["tied"], "family"].dropna())
+        tested = cell["runs"].min() >= 5
+        out[key] = families.pop() if tested and len(families) == 1 else np.nan
+    return pd.Series(out, dtype=object)
+
+
+def dsp_comparisons(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Each DSP variant against its base per (data set, user): mean paired gain and whether a paired t-test
+    (from 5 pairs up) finds it significantly higher or lower at 5 %."""
+    rows = []
+    for (dataset, user), cell in summary.groupby(["dataset", "click_model"], sort=False):
+        runs = cell.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric)
+        for base in ("dbgd", "mgd", "nsgd"):
+            if {base, f"{base}_dsp"} <= set(runs.columns):
+                pair = runs[[f"{base}_dsp", base]].dropna()
+                p = paired_test(pair[f"{base}_dsp"].to_numpy(), pair[base].to_numpy())
+                gain = float((pair[f"{base}_dsp"] - pair[base]).mean())
+                rows.append({"dataset": dataset, "click_model": user, "base": base, "gain": gain, "p": p,
+                             "better": bool(np.isfinite(p) and p < SIGNIFICANCE and gain > 0),
+                             "worse": bool(np.isfinite(p) and p < SIGNIFICANCE and gain < 0)})
+    return pd.DataFrame(rows)
