@@ -20,6 +20,7 @@ import pandas as pd
 import seaborn as sns
 
 from .experiments.results import mean_ci
+from .names import DISPLAY_NAMES, display_name  # noqa: F401  (re-exported for the pages)
 
 MIN_RUNS_FOR_CI = 5
 _PALETTE = sns.color_palette("colorblind", 10) + sns.color_palette("dark", 10)
@@ -129,7 +130,7 @@ def plot_curves(frame: pd.DataFrame, hue: str = "label", col: str | None = "clic
             low, high = mean - half, mean + half
             if limits is not None:
                 low, high = np.clip(low, *limits), np.clip(high, *limits)
-            ax.plot(line[x], mean, label=str(name), lw=1.6, **styles[name])
+            ax.plot(line[x], mean, label=display_name(name), lw=1.6, **styles[name])
             ax.fill_between(line[x], low, high, color=styles[name]["color"], alpha=0.15, lw=0)
         for ref_name, height_ in (reference or {}).items():
             level = height_.get(panel) if isinstance(height_, dict) else height_

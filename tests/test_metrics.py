@@ -127,11 +127,11 @@ def test_one_colour_and_line_style_per_algorithm_on_every_figure():
     colour = {line.get_label(): (line.get_color(), line.get_linestyle())
               for fig in (first, second) for line in fig.axes[0].get_lines()}
     expected = ALGORITHM_STYLES["mgd_dsp"]
-    assert matplotlib.colors.to_rgb(colour["mgd_dsp"][0]) == matplotlib.colors.to_rgb(expected["color"])
-    assert colour["mgd_dsp"][1] == "--" and colour["pdgd"][1] == "-"
+    assert matplotlib.colors.to_rgb(colour["MGD-DSP"][0]) == matplotlib.colors.to_rgb(expected["color"])
+    assert colour["MGD-DSP"][1] == "--" and colour["PDGD"][1] == "-"
     assert len({matplotlib.colors.to_hex(style_of(a)["color"]) + str(style_of(a)["linestyle"])
                 for a in ALGORITHM_STYLES}) == len(ALGORITHM_STYLES)
-    assert [t.get_text() for t in first.axes[-1].get_legend().get_texts()] == ["pdgd", "dbgd", "mgd_dsp"]
+    assert [t.get_text() for t in first.axes[-1].get_legend().get_texts()] == ["PDGD", "DBGD", "MGD-DSP"]
     assert [ax.get_title() for ax in first.axes] == ["perfect", "navigational"]
 
 

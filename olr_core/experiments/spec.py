@@ -27,7 +27,7 @@ from ..rankers import (
 from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
-                     "quarantine.py", "browsercheck.py"}
+                     "quarantine.py", "browsercheck.py", "names.py"}
 
 
 @functools.lru_cache(maxsize=1)

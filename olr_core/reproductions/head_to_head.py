@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import names
 from ..claims import paired_test
 from . import neural, pairrank
 
@@ -25,11 +26,7 @@ FAMILIES = {
 }
 ALGORITHMS = [name for members in FAMILIES.values() for name in members]
 FAMILY_OF = {name: family for family, members in FAMILIES.items() for name in members}
-DISPLAY_NAMES = {"dbgd": "DBGD", "dbgd_dsp": "DBGD-DSP", "mgd": "MGD", "mgd_dsp": "MGD-DSP", "nsgd": "NSGD",
-                 "nsgd_dsp": "NSGD-DSP", "pairrank_c": "PairRank_C", "pairrank_r": "PairRank_R",
-                 "epsilon_greedy": "ε-greedy RankNet", "sgd_ranknet": "SGD RankNet", "pdgd": "PDGD",
-                 "olranknet": "olRankNet", "ollambdarank": "olLambdaRank", "neural_pdgd": "neural PDGD",
-                 "neural_dbgd": "neural DBGD"}
+DISPLAY_NAMES = names.DISPLAY_NAMES      # one name per method, book-wide
 SIGNIFICANCE = 0.05
 
 

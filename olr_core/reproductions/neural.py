@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from scipy.linalg import eigh
 
+from .. import names
 from ..data.ranking_data import RankingData
 from ..data.registry import available
 from ..experiments import expand_grid
@@ -18,9 +19,7 @@ ALGORITHMS = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "eps
               "dbgd", "neural_dbgd"]
 NEURAL = ["olranknet", "ollambdarank", "ollambdarank_gt", "neural_pdgd", "neural_dbgd"]
 CLICK_MODELS = pairrank.CLICK_MODELS
-DISPLAY_NAMES = {"olranknet": "olRankNet", "ollambdarank": "olLambdaRank", "ollambdarank_gt": "olLambdaRank GT",
-                 "pairrank_c": "PairRank", "epsilon_greedy": "ε-greedy", "pdgd": "Linear-PDGD",
-                 "neural_pdgd": "Neural-PDGD", "dbgd": "Linear-DBGD", "neural_dbgd": "Neural-DBGD"}
+DISPLAY_NAMES = names.DISPLAY_NAMES      # one name per method, book-wide
 DEFAULTS = {"olranknet": {"alpha": 0.1, "l2": 0.01, "learning_rate": 0.01},
             "ollambdarank": {"alpha": 0.1, "l2": 0.01, "learning_rate": 0.01},
             "ollambdarank_gt": {"learning_rate": 0.01}, "neural_pdgd": {"learning_rate": 0.01},
@@ -84,7 +83,7 @@ def main_datasets(synthetic, real, fallback: str, data_dir=None) -> list[str]:
 
 
 def display_name(algorithm: str) -> str:
-    return DISPLAY_NAMES.get(algorithm, algorithm)
+    return names.display_name(algorithm)
 
 
 # -- Figure 3: a linear discriminant projection --------------------------------------------------

@@ -1,0 +1,20 @@
+"""One display name per algorithm, for every legend, table and sentence of the book."""
+
+DISPLAY_NAMES = {
+    "olranknet": "olRankNet", "ollambdarank": "olLambdaRank", "ollambdarank_gt": "olLambdaRank GT",
+    "pairrank_c": "PairRank_C", "pairrank_r": "PairRank_R", "pdgd": "PDGD", "neural_pdgd": "neural PDGD",
+    "sgd_ranknet": "SGD RankNet", "epsilon_greedy": "ε-greedy RankNet", "dbgd": "DBGD", "neural_dbgd": "neural DBGD",
+    "dbgd_dsp": "DBGD-DSP", "mgd": "MGD", "mgd_dsp": "MGD-DSP", "nsgd": "NSGD", "nsgd_dsp": "NSGD-DSP",
+    "topk_ranksvm": "RTop-kF RankSVM", "topk_kl": "RTop-kF KL", "topk_squared": "RTop-kF squared",
+    "topk_smoothdcg": "RTop-kF SmoothDCG", "listnet_full": "ListNet (full feedback)", "klrank_gper": "NoRegret KLRank",
+    "klrank_greedy": "greedy KLRank", "online_ranknet_gper": "online RankNet", "category_ranking": "category ranking",
+    "hits": "HITS", "pagerank": "PageRank", "mcrank": "McRank", "offline_ranknet": "offline RankNet",
+    "offline_lambdarank": "offline LambdaRank", "oracle": "oracle", "random": "random",
+}
+
+
+def display_name(name) -> str:
+    """The book's name for an algorithm (a label with parameters keeps them: "MGD-DSP(dsp_lambda=0.5)")."""
+    text = str(name)
+    base, paren, rest = text.partition("(")
+    return DISPLAY_NAMES.get(base, base) + paren + rest
