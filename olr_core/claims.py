@@ -153,6 +153,8 @@ def _finite(x: float):
 def mean_interval(values) -> tuple[float, Interval, int]:
     """The mean of ``values`` and its Student-t interval family (a point if every value is the same)."""
     x = np.asarray(values, float)
+    if len(x) and not np.isfinite(x).all():
+        return _unbounded_mean(x)
     n, mean = len(x), float(np.mean(x)) if len(x) else float("nan")
     se = float(np.std(x, ddof=1) / math.sqrt(n)) if n >= 2 else float("inf")
 
@@ -163,6 +165,18 @@ def mean_interval(values) -> tuple[float, Interval, int]:
         half = stats.t.ppf(1 - gamma / 2, n - 1) * se if se > 0 else np.zeros(gamma.shape)
         return mean - half, mean + half
     return mean, interval, n
+
+
+def _unbounded_mean(x: np.ndarray) -> tuple[float, Interval, int]:
+    """A mean over values some of which are infinite (e.g. the K-L cost of a deterministic ranker): the
+    interval is [min, max] of the values, at every level (exact where they are all the same infinity)."""
+    low, high = (float(np.nanmin(x)), float(np.nanmax(x))) if not np.isnan(x).all() else (-np.inf, np.inf)
+    mean = float(np.mean(x)) if not np.isnan(x).any() else float("nan")
+
+    def interval(gamma):
+        shape = np.shape(gamma)
+        return np.full(shape, low), np.full(shape, high)
+    return mean, interval, len(x)
 
 
 def maxmin_interval(diffs: dict) -> tuple[float, Interval]:

@@ -446,3 +446,17 @@ def test_smaller_spread_compares_standard_deviations_with_a_bootstrap():
     assert judge(c, frame(2, 0.05, 0.2), "text")["verdict"] == "inconclusive"
     again = judge(c, frame(40, 0.05, 0.2), "text")
     assert again["cells"][0]["ci_low"] > 0                         # the bootstrap is seeded: the same each call
+
+
+def test_an_infinite_difference_is_decided_without_arithmetic_on_infinity():
+    import warnings
+
+    from olr_core.claims import mean_interval
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est, interval, n = mean_interval([np.inf, np.inf, np.inf])
+        assert est == np.inf and interval(np.array([0.05]))[0][0] == np.inf
+        est, interval, n = mean_interval([np.inf, 0.5, 1.0])
+        low, high = interval(np.array([0.05]))
+        assert low[0] == 0.5 and high[0] == np.inf
