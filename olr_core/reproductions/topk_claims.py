@@ -62,7 +62,7 @@ CLAIMS = [
           "highest curve throughout, both data sets", CELLS, configs=BOTH),
     Claim(PAPER, "F1-ranksvm-best-topk", "Figure 1, Section 6", "RankSVM (top-2 feedback, lower variance) is the "
           "best of the top-k learners", "figure1", AVERAGE, "best", {"target": "topk_ranksvm"},
-          "best partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=BOTH),
+          "best partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=(*BOTH, "written-sign")),
     Claim(PAPER, "F1-kl-over-squared", "Figure 1, Section 6", "The listwise KL surrogate beats the pointwise squared "
           "loss", "figure1", AVERAGE, "paired_gain", {"treatment": "topk_kl", "control": "topk_squared"},
           "KL above squared", CELLS, configs=BOTH),
