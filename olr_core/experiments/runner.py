@@ -54,8 +54,14 @@ def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:
     return spec.key(data_fingerprint(spec.dataset, spec.fold, data_dir))
 
 
-def _execute_keyed(spec: RunSpec, data_dir: str | None):
-    """(spec, its trace or the NonFiniteModelError it ended with, the data fingerprint)."""
+def _execute_keyed(spec: RunSpec, data_dir: str | None, cwd: str | None = None, path: tuple = ()):
+    """(spec, its trace or the NonFiniteModelError it ended with, the data fingerprint). ``cwd`` and ``path``:
+    the working directory and module path of the process that submitted the run; a worker takes them on
+    (what exists on its machine), so that a ranker, user or data set named by a relative file path or a
+    module reference is found as the submitter finds it, also by a worker started before."""
+    if cwd and os.path.isdir(cwd) and os.getcwd() != cwd:
+        os.chdir(cwd)
+    sys.path.extend(p for p in path if p not in sys.path and os.path.isdir(p))
     try:
         trace = execute(spec, data_dir)
     except NonFiniteModelError as err:
@@ -145,7 +151,7 @@ def _iterate_processes(todo, workers: int, data_dir):
     from joblib.externals.loky import get_reusable_executor
 
     pool = get_reusable_executor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
-    pending = {pool.submit(_execute_keyed, spec, data_dir) for spec in todo}
+    pending = {pool.submit(_execute_keyed, spec, data_dir, os.getcwd(), tuple(sys.path)) for spec in todo}
     try:
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -171,7 +177,8 @@ def _iterate_dask(todo, address, data_dir, jobs: int = -1, timeout: float = 10.0
         raise ConnectionError(f"cannot reach the Dask scheduler at {address} within {timeout:.0f} s ({err}); "
                               "start one with 'dask scheduler', or use --dask local or --jobs N") from None
     try:
-        futures = client.map(_execute_keyed, todo, data_dir=data_dir, pure=False)
+        futures = client.map(_execute_keyed, todo, data_dir=data_dir, cwd=os.getcwd(), path=tuple(sys.path),
+                             pure=False)
         for future in as_completed(futures):
             yield future.result()
     finally:
