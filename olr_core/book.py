@@ -239,7 +239,8 @@ def write_execution_page(root: Path) -> Path:
     for page in pages:
         s = stats[page]
         params = ", ".join(f"{k}={v}" for k, v in s["parameters"].items())
-        lines.append(f"| {{doc}}`{page} </book/generated/{page}>` | {s['seconds']:.0f} | {s['computed']} | {s['reused']} | {s['profile']} "
+        link = f"{{doc}}`{page} </book/generated/{page}>`"
+        lines.append(f"| {link} | {s['seconds']:.0f} | {s['computed']} | {s['reused']} | {s['profile']} "
                      f"| {params} | {s['executed']} |")
     total = sum(stats[p]["seconds"] for p in pages)
     lines.append(f"| **all {len(pages)} pages** | **{total:.0f}** | **{sum(stats[p]['computed'] for p in pages)}** "

@@ -29,7 +29,7 @@ def print_json(value) -> None:
 def cmd_list(args) -> int:
     from .data import DATASETS
     from .rankers import ALGORITHMS, algorithm_parameters
-    from .users import CLICK_MODELS, LABEL_USERS, STOP_RULES
+    from .users import CLICK_MODELS, LABEL_USERS, STOP_RULES, describe_families
 
     print("algorithms:")
     for name in ALGORITHMS:
@@ -45,6 +45,8 @@ def cmd_list(args) -> int:
     for name, spec in DATASETS.items():
         print(f"  {name:<22} {spec.title}")
     print("users:", ", ".join(CLICK_MODELS + LABEL_USERS), "| stop rules:", ", ".join(STOP_RULES))
+    print("click models (-c family[:preset][,key=value...][+noise=EPS], e.g. -c dbn:informational,gamma=0.7):")
+    print("\n".join(describe_families()))
     return 0
 
 
@@ -100,10 +102,10 @@ def cmd_run(args) -> int:
                    parse_assignments(args.set, "--set"), args.stop_rule, args.eval_every, reference=args.reference)
     store = ResultStore(args.results)
     key = spec_key(spec, args.data_dir)
-    if not args.no_store and store.verified(key):
+    if not args.no_store and store.verified(key) and not args.click_log:
         _, trace = store.load(key)
     else:
-        trace = execute(spec, args.data_dir)
+        trace = execute(spec, args.data_dir, click_log=args.click_log)
         if not args.no_store:
             store.save(key, spec, trace, data_fingerprint(spec.dataset, spec.fold, args.data_dir))
     summary = {**trace.summary(), "key": key, "spec": spec.canonical()}
@@ -221,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", default=None, help="results store directory (default: OLR_RESULTS_DIR or ./results)")
     run.add_argument("--no-store", action="store_true", help="neither read nor write the results store")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("--click-log", default=None, metavar="FILE.npz",
+                     help="write the run's click log (shown grades and clicks) for olr_core.click_fitting")
     run.set_defaults(func=cmd_run)
 
     grid = sub.add_parser("grid", help="run a grid file (YAML)")

@@ -14,8 +14,16 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from .click_models import (  # noqa: F401  (Clicks, chain_clicks, PositionBasedClickModel: re-exported)
+    ChainClickModel,
+    Clicks,
+    PositionBasedClickModel,
+    build_click_model,
+    chain_clicks,
+    describe_families,
+    is_click_model_name,
+)
 from .plugins import USER_GROUP, PluginError, load_reference, resolve
 
 # Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
@@ -33,18 +41,6 @@ CASCADE_PRESETS = {
 }
 STOP_RULES = ("after_click", "every_position")
 FEEDBACK_KINDS = ("clicks", "topk_labels", "all_labels", "choice")
-
-
-@dataclass(frozen=True)
-class Clicks:
-    """Clicks on the shown list and the last position the user examined (0-based)."""
-
-    clicks: np.ndarray
-    last_examined: int
-
-    @property
-    def clicked_positions(self) -> np.ndarray:
-        return np.flatnonzero(self.clicks)
 
 
 @dataclass(frozen=True)
@@ -70,13 +66,15 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class CascadeClickModel:
+class CascadeClickModel(ChainClickModel):
     """Cascade-family user (dependent click model).
 
     The user scans from the top; at position r with grade g they click with probability
     ``click_prob[g]``. Stop rule ``after_click`` (the papers' dependent click model): after
     a click they stop with probability ``stop_prob[g]``. Stop rule ``every_position`` (the
     public reference code): the stop draw happens at every examined position, clicked or not.
+    As a chain model (:mod:`.click_models`): stop after a click ``stop_prob[g]``, after a skip 0
+    (``after_click``) or ``stop_prob[g]`` (``every_position``).
     """
 
     name: str
@@ -84,72 +82,12 @@ class CascadeClickModel:
     stop_prob: tuple[float, ...]
     stop_rule: str = "after_click"
     cutoff: int = 10
-    feedback_kind = "clicks"
 
     def __post_init__(self):
         if self.stop_rule not in STOP_RULES:
             raise ValueError(f"unknown stop rule {self.stop_rule!r}; valid: {', '.join(STOP_RULES)}")
-        object.__setattr__(self, "_pc", np.asarray(self.click_prob))
-        object.__setattr__(self, "_ps", np.asarray(self.stop_prob))
-
-    def __call__(self, query, shown: np.ndarray, rng: np.random.Generator) -> Clicks:
-        clicked = np.zeros(len(shown), dtype=np.bool_)
-        last = cascade_clicks(query.labels[shown], self.draw_rounds(rng, 1)[0], *self.kernel_arguments(), clicked)
-        return Clicks(clicked, last)
-
-    def kernel_arguments(self) -> tuple:
-        """(click_prob, stop_prob, every_position): the parameters :func:`cascade_clicks` takes."""
-        return self._pc, self._ps, self.stop_rule == "every_position"
-
-    def draw_rounds(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
-        """The random numbers of ``rounds`` consecutive calls (rounds x 2 x cutoff), as they would draw them."""
-        return rng.random((rounds, 2, self.cutoff))
-
-    def click_probability_by_position(self, shown_labels) -> np.ndarray:
-        """Exact P(click at each position) for a fixed shown list (used to test the simulator)."""
-        pc, ps = self._pc[shown_labels], self._ps[shown_labels]
-        stop = pc * ps if self.stop_rule == "after_click" else ps
-        examined = np.concatenate([[1.0], np.cumprod(1.0 - stop)[:-1]])
-        return examined * pc
-
-
-@njit(cache=True)
-def cascade_clicks(shown_labels, draws, click_prob, stop_prob, every_position, clicked):
-    """One cascade session: fill ``clicked`` and return the last examined position.
-
-    ``draws`` (2 x cutoff) are the session's uniforms: row 0 decides clicks, row 1 stops.
-    """
-    n = len(shown_labels)
-    last = n - 1
-    for i in range(n):
-        g = shown_labels[i]
-        clicked[i] = draws[0, i] < click_prob[g]
-        if draws[1, i] < stop_prob[g] and (every_position or clicked[i]):
-            last = i
-            break
-    for i in range(last + 1, n):
-        clicked[i] = False
-    return last
-
-
-@dataclass(frozen=True)
-class PositionBasedClickModel:
-    """Position-based model: examine rank r (1-based) with prob (1/r)^eta, click if attracted."""
-
-    name: str
-    click_prob: tuple[float, ...]
-    eta: float = 1.0
-    cutoff: int = 10
-    feedback_kind = "clicks"
-
-    def __call__(self, query, shown, rng) -> Clicks:
-        draws = rng.random((2, self.cutoff))
-        shown_labels = query.labels[shown]
-        n = len(shown_labels)
-        examined = draws[0, :n] < (1.0 / np.arange(1, n + 1)) ** self.eta
-        clicked = examined & (draws[1, :n] < np.asarray(self.click_prob)[shown_labels])
-        last = int(np.flatnonzero(examined)[-1]) if examined.any() else -1
-        return Clicks(clicked, last)
+        stop = np.asarray(self.stop_prob, dtype=np.float64)
+        self._set_tables(self.click_prob, stop, stop if self.stop_rule == "every_position" else np.zeros_like(stop))
 
 
 @dataclass(frozen=True)
@@ -224,7 +162,7 @@ class LogisticClickUser:
         return Clicks(clicked, len(shown) - 1)
 
 
-CLICK_MODELS = ("perfect", "navigational", "informational", "pbm")
+CLICK_MODELS = ("perfect", "navigational", "informational", "pbm", "dbn", "sdbn", "ccm", "ubm", "trust_bias")
 LABEL_USERS = ("top<k>", "full", "choice")      # explicit-feedback users (top1, top2, ...: grades of the top k)
 
 
@@ -252,12 +190,16 @@ def external_user(name: str):
 def check_user_name(name: str, cutoff: int = 10) -> str:
     """``name`` if :func:`make_user` can build it for lists of ``cutoff`` shown documents, else a one-line error."""
     k = top_k_of(name)
-    if k is None and name not in CLICK_MODELS + ("full", "choice") and external_user(name) is None:
-        raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}, or your "
-                         "own class as package.module:Class or path/to/file.py:Class")
     if k is not None and not 1 <= k <= cutoff:
         raise ValueError(f"user {name} reveals the top {k} documents; k must be between 1 and the {cutoff} shown "
                          f"(top1 ... top{cutoff})")
+    if k is None and name not in ("full", "choice"):
+        if is_click_model_name(name):
+            build_click_model(name, 4, cutoff=cutoff)       # a bad preset, parameter or value raises here
+        elif external_user(name) is None:
+            raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)} (click "
+                             "models with :preset, :key=value, +noise=EPS; see olr list), or your own class as "
+                             "package.module:Class or path/to/file.py:Class")
     return name
 
 
@@ -267,28 +209,28 @@ def feedback_of_user(name: str) -> tuple[str, int | None]:
     k = top_k_of(name)
     if k is not None:
         return "topk_labels", k
-    cls = external_user(name) if name not in CLICK_MODELS + ("full", "choice") else None
+    if name in ("full", "choice"):
+        return {"full": "all_labels", "choice": "choice"}[name], None
+    cls = None if is_click_model_name(name) else external_user(name)
     if cls is not None:
         return getattr(cls, "feedback_kind", "clicks"), getattr(cls, "k", None)
-    return {"full": "all_labels", "choice": "choice"}.get(name, "clicks"), None
+    return "clicks", None
 
 
 def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
     """The user model ``name`` for a data set whose highest grade is ``max_grade``.
 
-    Cascade presets pick the 3-grade or 5-grade table from ``max_grade``; data with other
-    scales (e.g. binary) use the 3-grade table with grades mapped onto 0..2.
+    Click models are named ``family[:preset][,key=value...][+noise=EPS]`` (:mod:`.click_models`); the
+    cascade presets perfect, navigational and informational pick the 3-grade or 5-grade table from
+    ``max_grade``, and binary data use the extremes of the 3-grade table. ``stop_rule`` applies to
+    the cascade. ``pbm`` also takes ``click_prob`` and ``eta`` as keyword parameters.
     """
-    if name in ("perfect", "navigational", "informational"):
-        table = CASCADE_PRESETS[4 if max_grade >= 3 else 2][name]
-        click, stop = table
-        if max_grade < 2:   # binary data: grade 1 behaves like the top grade
-            click, stop = (click[0], click[-1]), (stop[0], stop[-1])
-        return CascadeClickModel(name, click, stop, stop_rule, cutoff)
-    if name == "pbm":
+    if name == "pbm" and params:
         click = CASCADE_PRESETS[4 if max_grade >= 3 else 2]["informational"][0]
         return PositionBasedClickModel(name, tuple(params.get("click_prob", click)), float(params.get("eta", 1.0)),
                                        cutoff)
+    if is_click_model_name(name):
+        return build_click_model(name, max_grade, stop_rule, cutoff)
     if top_k_of(name) is not None:
         return TopKRelevanceUser(k=top_k_of(check_user_name(name, cutoff)))
     if name == "full":

@@ -210,7 +210,8 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     table = write_execution_page(tmp_path).read_text()
     first_page, second_page = (Path(e["notebook"]).stem for e in entries[:2])
     # links are doc roles from the source root: the table is included into book/execution.md; the executed pages are book/generated/PAGE
-    assert f"| {{doc}}`{first_page} </book/generated/{first_page}>` | 12 | 2 | 0 | quick | seeds=1 |" in table
-    assert f"| {{doc}}`{second_page} </book/generated/{second_page}>` | 30 | 0 | 2 | quick | seeds=2 |" in table
+    first_link, second_link = (f"{{doc}}`{p} </book/generated/{p}>`" for p in (first_page, second_page))
+    assert f"| {first_link} | 12 | 2 | 0 | quick | seeds=1 |" in table
+    assert f"| {second_link} | 30 | 0 | 2 | quick | seeds=2 |" in table
     assert all((ROOT / "notebooks" / f"{page}.ipynb").exists() for page in (first_page, second_page))
     assert "| **all 2 pages** | **42** | **2** | **2** |" in table and "cores, Python" in table

@@ -33,21 +33,55 @@ def reference_weights(algorithm: str, dataset: str, fold: int, data_dir: str | N
     return ranker.weights()
 
 
-def execute(spec: RunSpec, data_dir: str | None = None, progress=None) -> RunTrace:
-    """Run one spec from scratch and return its trace (a growing-library stream runs in its own loop)."""
+def execute(spec: RunSpec, data_dir: str | None = None, progress=None, click_log=None) -> RunTrace:
+    """Run one spec from scratch and return its trace (a growing-library stream runs in its own loop).
+
+    ``click_log``: a path to write the run's click log to (the grades of the shown lists and the clicks,
+    :class:`..click_fitting.ClickLog`); the run then plays round by round, with the same result."""
     if get_spec(spec.dataset).library:
         return run_library(make_ranker(spec.algorithm, **spec.params), load_library(spec.dataset, data_dir),
                            int(spec.rounds), spec.seed)
     fold = load_fold(spec.dataset, spec.fold, data_dir)
     user = make_user(spec.click_model, fold.max_grade, spec.stop_rule, spec.cutoff)
+    if click_log is not None:
+        user = RecordingUser(user, spec.cutoff)
     ranker = make_ranker(spec.algorithm, **spec.params)
     ref = reference_weights(spec.reference, spec.dataset, spec.fold, data_dir) if spec.reference else None
     try:
-        return run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref,
-                          progress, spec.eval_split, audit=spec.audit)
+        trace = run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref,
+                           progress, spec.eval_split, audit=spec.audit)
+        if click_log is not None:
+            user.log().save(click_log)
+        return trace
     except NonFiniteModelError as err:
         raise NonFiniteModelError(f"{spec.label()} on {spec.dataset} fold {spec.fold}, seed {spec.seed}: "
                                   f"{err.args[0].partition(': ')[2]}") from None
+
+
+class RecordingUser:
+    """A click user that keeps every session it answers: the grades of the shown list and the clicks."""
+
+    def __init__(self, user, cutoff: int):
+        if getattr(user, "feedback_kind", "clicks") != "clicks":
+            raise ValueError(f"--click-log needs a click user; {getattr(user, 'name', user)!r} gives "
+                             f"{user.feedback_kind}")
+        self.user, self.cutoff, self.labels, self.clicks = user, cutoff, [], []
+
+    def __getattr__(self, name):
+        return getattr(self.user, name)
+
+    def __call__(self, query, shown, rng):
+        feedback = self.user(query, shown, rng)
+        labels, clicks = np.full(self.cutoff, -1, dtype=np.int64), np.zeros(self.cutoff, dtype=bool)
+        labels[: len(shown)], clicks[: len(shown)] = query.labels[shown], feedback.clicks
+        self.labels.append(labels)
+        self.clicks.append(clicks)
+        return feedback
+
+    def log(self):
+        from ..click_fitting import ClickLog
+
+        return ClickLog(np.array(self.labels).reshape(-1, self.cutoff), np.array(self.clicks).reshape(-1, self.cutoff))
 
 
 def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:

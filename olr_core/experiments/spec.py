@@ -24,7 +24,7 @@ from ..rankers import (
     is_external,
     make_ranker,
 )
-from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user
+from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user, is_click_model_name
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
                      "quarantine.py", "browsercheck.py", "names.py"}
@@ -98,8 +98,9 @@ class RunSpec:
         if not fields["audit"]:
             del fields["audit"]            # (keys of runs without an audit stay what they were)
         plugin = {"plugin": external_source(self.algorithm)} if is_external(self.algorithm) else {}
-        user = external_user(self.click_model) if ":" in self.click_model or self.click_model in registered(
-            USER_GROUP) else None
+        own = not is_click_model_name(self.click_model) and (
+            ":" in self.click_model or self.click_model in registered(USER_GROUP))
+        user = external_user(self.click_model) if own else None
         if user is not None:
             plugin["user_plugin"] = f"{self.click_model}@{source_hash(user)}"
         return {**fields, "version": __version__, "code": code_fingerprint(), **plugin}

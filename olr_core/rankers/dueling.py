@@ -21,9 +21,9 @@ from collections import deque
 
 import numpy as np
 
+from ..click_models import ChainClickModel
 from ..metrics import rank_by_scores
 from ..params import FLAG, Param, at_least, between, choice, positive
-from ..users import CascadeClickModel
 from .base import BaseRanker, Display
 from .dueling_compiled import CompiledDuels
 from .interleaving import pm_outcomes, pm_outcomes_sampled, probabilistic_multileave, team_draft, team_draft_credit
@@ -119,7 +119,7 @@ class DuelingRanker(BaseRanker):
         model; otherwise None, and the loop plays the protocol round by round."""
         plain = all(getattr(type(self), hook) is getattr(DuelingRanker, hook)
                     for hook in ("rank", "learn", "propose", "combine", "observe", "projected"))
-        if plain and self.scorer.linear and self.multileave == "team_draft" and type(user) is CascadeClickModel:
+        if plain and self.scorer.linear and self.multileave == "team_draft" and isinstance(user, ChainClickModel):
             return CompiledDuels(self, user, train, cutoff)
         return None
 

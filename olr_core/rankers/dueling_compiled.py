@@ -2,10 +2,10 @@
 
 A round of DBGD is a handful of microseconds of arithmetic, and the Python protocol
 around it (``rank`` -> user -> ``learn``) costs several times that. For the common case,
-a linear scorer with team-draft interleaving against a cascade user, :class:`CompiledDuels`
-plays a whole block of rounds (the rounds between two offline evaluations) in
+a linear scorer with team-draft interleaving against a chain click model (the cascade, DBN,
+SDBN, CCM), :class:`CompiledDuels` plays a whole block of rounds (the rounds between two offline evaluations) in
 :func:`play_duels`, which calls the very kernels the protocol path uses: the scores
-(:func:`.scorers.linear_scores_many`), the team draft, the cascade clicks, the projection
+(:func:`.scorers.linear_scores_many`), the team draft, the chain model's clicks, the projection
 (:func:`.projection.dsp_direction`) and the recent-document queue. It draws the block's
 random numbers from the same streams in the same order, so a compiled run is the
 protocol run, bit for bit (``tests/test_dueling.py`` checks this).
@@ -13,7 +13,7 @@ protocol run, bit for bit (``tests/test_dueling.py`` checks this).
 Random numbers per round, in order: the ranker's direction stream gives the candidates'
 Gaussian directions; its uniform stream gives the tie-breaking keys of each ranking
 ((m + 1) x n) and the team-draft order keys (length x (m + 1)); the user stream gives
-the cascade's 2 x cutoff uniforms.
+the chain model's 2 x cutoff uniforms.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import users
+from .. import click_models
+from ..click_models import ChainClickModel, chain_clicks
 from ..kernels import flush_stale_cache
-from ..users import CascadeClickModel, cascade_clicks
 from . import interleaving, projection, scorers
 from .interleaving import _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
@@ -43,8 +43,8 @@ def rank_rows(scores, keys):
 
 
 @njit(cache=True)
-def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, click_prob, stop_prob,
-               every_position, theta, lr, step, decay, list_length, shown_length, shared_prefix,
+def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, click_prob, stop_table,
+               theta, lr, step, decay, list_length, shown_length, shared_prefix,
                dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
                shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of DBGD / MGD (Algorithm 1 of the DSP paper, lines 4-17).
@@ -73,7 +73,7 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
         m = min(shown_length, length)
         shown_out[t, :m] = shown[:m]
         clicked = np.zeros(m, dtype=np.bool_)
-        last = cascade_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_prob, every_position, clicked)
+        last = chain_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_table, clicked)
         won_out[t] = 0.0
         if not clicked.any():
             continue
@@ -104,17 +104,17 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
     return lr, cursor, n_recent
 
 
-flush_stale_cache(play_duels, users, interleaving, projection, scorers)
+flush_stale_cache(play_duels, click_models, interleaving, projection, scorers)
 
 
 class CompiledDuels:
-    """Plays blocks of rounds of a :class:`.dueling.DuelingRanker` against a cascade user.
+    """Plays blocks of rounds of a :class:`.dueling.DuelingRanker` against a chain click model.
 
     Holds no state of its own: the ranker's ``theta``, learning rate and document space are
     read and written back, so ``ranker.score`` is current between blocks.
     """
 
-    def __init__(self, ranker, user: CascadeClickModel, train, cutoff: int):
+    def __init__(self, ranker, user: ChainClickModel, train, cutoff: int):
         self.ranker, self.user, self.train = ranker, user, train
         self.shown_length = min(int(cutoff), ranker.cutoff)
         self.features = np.ascontiguousarray(train.features, dtype=np.float64)
