@@ -209,7 +209,8 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     record_execution(tmp_path, entries[1], "quick", {"seeds": 2}, 30.0, second)
     table = write_execution_page(tmp_path).read_text()
     first_page, second_page = (Path(e["notebook"]).stem for e in entries[:2])
-    # links are doc roles from the source root: the table is included into book/execution.md; the executed pages are book/generated/PAGE
+    # links are doc roles from the source root: the table is included into book/execution.md,
+    # and the executed pages are book/generated/PAGE
     first_link, second_link = (f"{{doc}}`{p} </book/generated/{p}>`" for p in (first_page, second_page))
     assert f"| {first_link} | 12 | 2 | 0 | quick | seeds=1 |" in table
     assert f"| {second_link} | 30 | 0 | 2 | quick | seeds=2 |" in table
