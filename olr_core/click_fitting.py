@@ -255,3 +255,24 @@ def fit(family: str, log: ClickLog, max_grade: int | None = None):
     if family in ("cascade", "dbn", "sdbn", "ccm"):
         return _fit_chain(family, log, grades, cutoff)
     return _fit_examination(family, log, grades, cutoff)
+
+
+def cross_fit(users: dict, data, sessions: int, seed: int = 0, families=FITTED_MODELS):
+    """Held-out perplexity of every fitted family on every user's clicks: each user's log of ``sessions``
+    random lists is split in half, each family is fitted on the first half and scored on the second.
+
+    Returns (perplexity table: rows the users, columns the fitted families; log-likelihood table; the
+    per-position perplexities as a long table: user, family, position, perplexity)."""
+    import pandas as pd
+
+    perplexity, likelihood, positions = {}, {}, []
+    for number, (name, user) in enumerate(users.items()):
+        train, test = simulate_log(user, data, sessions, seed + number).split(0.5)
+        for family in families:
+            scores = evaluate(fit(family, train, data.max_grade), test)
+            perplexity[(name, family)] = scores["perplexity"]
+            likelihood[(name, family)] = scores["log_likelihood"]
+            positions += [{"user": name, "family": family, "position": i + 1, "perplexity": p}
+                          for i, p in enumerate(scores["perplexity_by_position"])]
+    table = pd.Series(perplexity).unstack()[list(families)].reindex(list(users))
+    return table, pd.Series(likelihood).unstack()[list(families)].reindex(list(users)), pd.DataFrame(positions)

@@ -63,16 +63,16 @@ def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def standings_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """Algorithms (rows) x (data set, user) (columns): 'mean ± s.e. (rank)', with '*' on the best
-    and every method not significantly below it (``tied``: never with fewer than 5 paired runs)."""
+def standings_table(table: pd.DataFrame, digits: int = 3, users=neural.CLICK_MODELS) -> pd.DataFrame:
+    """Algorithms (rows) x (data set, user) (columns, in the order of ``users``): 'mean ± s.e. (rank)', with
+    '*' on the best and every method not significantly below it (``tied``: never with fewer than 5 paired runs)."""
     mark = np.where(table["tied"], "*", "")
     text = [f"{m:.{digits}f} ± {s:.{digits}f} ({r}){k}" if np.isfinite(s) else f"{m:.{digits}f} ({r}){k}"
             for m, s, r, k in zip(table["mean"], table["se"], table["rank"], mark)]
     out = table.assign(value=text).pivot_table(index="algorithm", columns=["dataset", "click_model"], values="value",
                                                aggfunc="first")
     order = [a for a in ALGORITHMS if a in out.index] + [a for a in out.index if a not in ALGORITHMS]
-    users = [u for u in neural.CLICK_MODELS if u in out.columns.get_level_values("click_model")]
+    users = [u for u in users if u in out.columns.get_level_values("click_model")]
     out = out.reindex(index=order).reindex(columns=users, level="click_model")
     out.index = [DISPLAY_NAMES.get(a, a) for a in out.index]
     return out

@@ -1,0 +1,72 @@
+"""Which learner survives which user: every click learner of the book against every click model.
+
+The head-to-head page sets the learners against the papers' three cascade users; here the same
+learners, with the same settings (each chapter's own choice, see :mod:`.head_to_head`), on the same
+data, queries and seeds, meet the users of the click-model literature (:mod:`..click_models`): the
+DBN, the click chain model, the position-based model, the user browsing model, trust bias and a
+noisy cascade. The three cascade users' runs are the head-to-head page's runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import head_to_head as h2h
+
+PAPERS_USERS = ["perfect", "navigational", "informational"]
+LITERATURE_USERS = ["dbn", "ccm", "pbm", "ubm", "trust_bias", "navigational+noise=0.1"]
+USERS = PAPERS_USERS + LITERATURE_USERS
+
+
+def grid(datasets, seeds: int, rounds: int, params: dict, users=USERS, extra=()):
+    """Every head-to-head learner x data set x user x seed."""
+    return h2h.grid(datasets, seeds, rounds, params, users, extra)
+
+
+def rank_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
+    """Learners (rows) x users (columns) of the first data set: each learner's rank under that user."""
+    first = standings[standings.dataset == standings.dataset.iloc[0]]
+    ranks = first.pivot_table(index="algorithm", columns="click_model", values="rank")
+    return ranks[[u for u in users if u in ranks.columns]]
+
+
+def survivors(standings: pd.DataFrame, reference: str = "navigational") -> pd.DataFrame:
+    """Per learner (first data set): whether it is among the best (``tied`` with the best) under the
+    reference user, and under which of the other users it is and is not."""
+    first = standings[standings.dataset == standings.dataset.iloc[0]]
+    rows = []
+    for algorithm, runs in first.groupby("algorithm"):
+        tied = dict(zip(runs.click_model, runs.tied))
+        others = [u for u in tied if u != reference]
+        rows.append({"algorithm": algorithm, "best_under_reference": bool(tied.get(reference, False)),
+                     "best_under": [u for u in others if tied[u]], "not_best_under": [u for u in others if not tied[u]]})
+    return pd.DataFrame(rows).set_index("algorithm")
+
+
+def rank_spread(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Per learner: best, worst and median rank across the users, and the users where each extreme is met."""
+    out = pd.DataFrame({"best": ranks.min(axis=1), "worst": ranks.max(axis=1), "median": ranks.median(axis=1)})
+    out["best_at"] = [", ".join(ranks.columns[ranks.loc[a] == out.loc[a, "best"]]) for a in ranks.index]
+    out["worst_at"] = [", ".join(ranks.columns[ranks.loc[a] == out.loc[a, "worst"]]) for a in ranks.index]
+    return out.sort_values("median")
+
+
+def leader_per_user(standings: pd.DataFrame) -> pd.Series:
+    """The best learner per user (first data set), with the learners tied with it."""
+    first = standings[standings.dataset == standings.dataset.iloc[0]]
+    out = {}
+    for user, cell in first.groupby("click_model", sort=False):
+        cell = cell.sort_values("rank")
+        tied = [h2h.DISPLAY_NAMES.get(a, a) for a in cell.algorithm[cell.tied & (cell["rank"] > 1)]]
+        out[user] = h2h.DISPLAY_NAMES.get(cell.algorithm.iloc[0], cell.algorithm.iloc[0]) + (
+            f" (tied: {', '.join(tied)})" if tied else "" if cell.runs.min() >= 5 else " (too few runs to test)")
+    return pd.Series(out)
+
+
+def rank_correlation(ranks: pd.DataFrame, reference: str = "navigational") -> pd.Series:
+    """Spearman correlation of each user's ranking of the learners with the reference user's ranking."""
+    from scipy.stats import spearmanr
+
+    return pd.Series({u: float(spearmanr(ranks[reference], ranks[u]).statistic) if u != reference else 1.0
+                      for u in ranks.columns}).replace(np.nan, 0.0)
