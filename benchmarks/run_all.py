@@ -1,6 +1,6 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library|neural ...]
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library|neural|users ...]
 (default: all; suites not named keep their stored results)
 """
 
@@ -20,9 +20,11 @@ import bench_loop  # noqa: E402
 import bench_neural  # noqa: E402
 import bench_parse  # noqa: E402
 import bench_topk  # noqa: E402
+import bench_users  # noqa: E402
 
 SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run,
-          "topk": bench_topk.run, "library": bench_library.run, "neural": bench_neural.run}
+          "topk": bench_topk.run, "library": bench_library.run, "neural": bench_neural.run,
+          "users": bench_users.run}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)

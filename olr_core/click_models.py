@@ -274,6 +274,19 @@ class ExaminationClickModel(SimulatedClicks):
         return out
 
 
+_NO_TABLE = np.zeros((1, 1))
+
+
+def compiled_user_arguments(user) -> tuple | None:
+    """(is_chain, click, stop, exam, exam_click) for a compiled loop that plays either family's kernel (the
+    other family's tables are dummies), or None for a user without a kernel of its own (noise, your own)."""
+    if isinstance(user, ChainClickModel):
+        return True, user._pc, user._stop, _NO_TABLE, _NO_TABLE
+    if isinstance(user, ExaminationClickModel):
+        return False, _NO_TABLE[0], _NO_TABLE, user._exam, user._click
+    return None
+
+
 def _probabilities(owner: str, name: str, values, length: int | None = None) -> np.ndarray:
     values = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if not np.all((values >= 0) & (values <= 1)):

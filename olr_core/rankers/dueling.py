@@ -21,7 +21,7 @@ from collections import deque
 
 import numpy as np
 
-from ..click_models import ChainClickModel
+from ..click_models import compiled_user_arguments
 from ..metrics import rank_by_scores
 from ..params import FLAG, Param, at_least, between, choice, positive
 from .base import BaseRanker, Display
@@ -115,11 +115,12 @@ class DuelingRanker(BaseRanker):
 
     def compiled_rounds(self, user, train, cutoff: int):
         """Blocks of rounds in one compiled call (:mod:`.dueling_compiled`), when this ranker is a
-        plain DBGD / MGD with a linear scorer and team-draft interleaving and ``user`` a cascade
-        model; otherwise None, and the loop plays the protocol round by round."""
+        plain DBGD / MGD with a linear scorer and team-draft interleaving and ``user`` a chain or an
+        examination click model; otherwise None, and the loop plays the protocol round by round."""
         plain = all(getattr(type(self), hook) is getattr(DuelingRanker, hook)
                     for hook in ("rank", "learn", "propose", "combine", "observe", "projected"))
-        if plain and self.scorer.linear and self.multileave == "team_draft" and isinstance(user, ChainClickModel):
+        compilable_user = compiled_user_arguments(user) is not None
+        if plain and self.scorer.linear and self.multileave == "team_draft" and compilable_user:
             return CompiledDuels(self, user, train, cutoff)
         return None
 

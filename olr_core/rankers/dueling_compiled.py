@@ -2,10 +2,10 @@
 
 A round of DBGD is a handful of microseconds of arithmetic, and the Python protocol
 around it (``rank`` -> user -> ``learn``) costs several times that. For the common case,
-a linear scorer with team-draft interleaving against a chain click model (the cascade, DBN,
-SDBN, CCM), :class:`CompiledDuels` plays a whole block of rounds (the rounds between two offline evaluations) in
-:func:`play_duels`, which calls the very kernels the protocol path uses: the scores
-(:func:`.scorers.linear_scores_many`), the team draft, the chain model's clicks, the projection
+a linear scorer with team-draft interleaving against a chain or an examination click model
+(:mod:`..click_models`), :class:`CompiledDuels` plays a whole block of rounds (the rounds
+between two offline evaluations) in :func:`play_duels`, which calls the very kernels the protocol path uses: the scores
+(:func:`.scorers.linear_scores_many`), the team draft, the user's clicks, the projection
 (:func:`.projection.dsp_direction`) and the recent-document queue. It draws the block's
 random numbers from the same streams in the same order, so a compiled run is the
 protocol run, bit for bit (``tests/test_dueling.py`` checks this).
@@ -13,7 +13,7 @@ protocol run, bit for bit (``tests/test_dueling.py`` checks this).
 Random numbers per round, in order: the ranker's direction stream gives the candidates'
 Gaussian directions; its uniform stream gives the tie-breaking keys of each ranking
 ((m + 1) x n) and the team-draft order keys (length x (m + 1)); the user stream gives
-the chain model's 2 x cutoff uniforms.
+the click model's 2 x cutoff uniforms.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .. import click_models
-from ..click_models import ChainClickModel, chain_clicks
+from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks
 from ..kernels import flush_stale_cache
 from . import interleaving, projection, scorers
 from .interleaving import _team_draft
@@ -43,8 +43,8 @@ def rank_rows(scores, keys):
 
 
 @njit(cache=True)
-def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, click_prob, stop_table,
-               theta, lr, step, decay, list_length, shown_length, shared_prefix,
+def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, chain, click_prob, stop_table,
+               exam_table, exam_click_table, theta, lr, step, decay, list_length, shown_length, shared_prefix,
                dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
                shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of DBGD / MGD (Algorithm 1 of the DSP paper, lines 4-17).
@@ -73,7 +73,10 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
         m = min(shown_length, length)
         shown_out[t, :m] = shown[:m]
         clicked = np.zeros(m, dtype=np.bool_)
-        last = chain_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_table, clicked)
+        if chain:
+            last = chain_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_table, clicked)
+        else:
+            last = examination_clicks(labels[lo + shown[:m]], user_draws[t], exam_table, exam_click_table, clicked)
         won_out[t] = 0.0
         if not clicked.any():
             continue
@@ -108,13 +111,13 @@ flush_stale_cache(play_duels, click_models, interleaving, projection, scorers)
 
 
 class CompiledDuels:
-    """Plays blocks of rounds of a :class:`.dueling.DuelingRanker` against a chain click model.
+    """Plays blocks of rounds of a :class:`.dueling.DuelingRanker` against a chain or an examination click model.
 
     Holds no state of its own: the ranker's ``theta``, learning rate and document space are
     read and written back, so ``ranker.score`` is current between blocks.
     """
 
-    def __init__(self, ranker, user: ChainClickModel, train, cutoff: int):
+    def __init__(self, ranker, user, train, cutoff: int):
         self.ranker, self.user, self.train = ranker, user, train
         self.shown_length = min(int(cutoff), ranker.cutoff)
         self.features = np.ascontiguousarray(train.features, dtype=np.float64)
@@ -135,7 +138,7 @@ class CompiledDuels:
         recent, cursor, n_recent = (space.recent, space.cursor, space.n_recent) if space else (np.zeros((0, 1)), 0, 0)
         r.lr, cursor, n_recent = play_duels(
             self.features, self.labels, self.train.offsets, queries, directions, uniforms, user_draws,
-            *self.user.kernel_arguments(), r.theta, r.lr, r.step, r.decay,
+            *compiled_user_arguments(self.user), r.theta, r.lr, r.step, r.decay,
             r.cutoff, self.shown_length, r.shared_prefix, r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda,
             r.dsp_renormalize, recent, cursor, n_recent, shown_out, won, rank)
         if space:

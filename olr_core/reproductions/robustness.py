@@ -40,7 +40,8 @@ def survivors(standings: pd.DataFrame, reference: str = "navigational") -> pd.Da
         tied = dict(zip(runs.click_model, runs.tied))
         others = [u for u in tied if u != reference]
         rows.append({"algorithm": algorithm, "best_under_reference": bool(tied.get(reference, False)),
-                     "best_under": [u for u in others if tied[u]], "not_best_under": [u for u in others if not tied[u]]})
+                     "best_under": [u for u in others if tied[u]],
+                     "not_best_under": [u for u in others if not tied[u]]})
     return pd.DataFrame(rows).set_index("algorithm")
 
 
