@@ -83,6 +83,18 @@ def examination_clicks(shown_labels, draws, exam_table, click_table, clicked):
 
 
 @njit(cache=True)
+def flip_clicks(flip_draws, epsilon, clicked, last):
+    """Noise: flip each shown position's click where ``flip_draws[i] < epsilon``; return the last examined
+    position, moved down to the last click if that is lower."""
+    for i in range(len(clicked)):
+        if flip_draws[i] < epsilon:
+            clicked[i] = not clicked[i]
+        if clicked[i] and i > last:
+            last = i
+    return last
+
+
+@njit(cache=True)
 def chain_sessions(labels, draws, click_prob, stop_table, clicks):
     """:func:`chain_clicks` for every row of ``labels`` (sessions x cutoff, -1 padded at the end)."""
     for s in range(labels.shape[0]):
@@ -278,12 +290,16 @@ _NO_TABLE = np.zeros((1, 1))
 
 
 def compiled_user_arguments(user) -> tuple | None:
-    """(is_chain, click, stop, exam, exam_click) for a compiled loop that plays either family's kernel (the
-    other family's tables are dummies), or None for a user without a kernel of its own (noise, your own)."""
+    """(is_chain, click, stop, exam, exam_click, epsilon) for a compiled loop that plays either family's kernel
+    (the other family's tables are dummies) and then the noise flips (epsilon 0: none), or None for a user
+    without a kernel (your own)."""
+    epsilon = 0.0
+    if isinstance(user, NoisyClicks):
+        user, epsilon = user.user, float(user.epsilon)
     if isinstance(user, ChainClickModel):
-        return True, user._pc, user._stop, _NO_TABLE, _NO_TABLE
+        return True, user._pc, user._stop, _NO_TABLE, _NO_TABLE, epsilon
     if isinstance(user, ExaminationClickModel):
-        return False, _NO_TABLE[0], _NO_TABLE, user._exam, user._click
+        return False, _NO_TABLE[0], _NO_TABLE, user._exam, user._click, epsilon
     return None
 
 
@@ -475,9 +491,7 @@ class NoisyClicks(SimulatedClicks):
 
     def clicks_from_draws(self, shown_labels, draws, clicked) -> int:
         last = self.user.clicks_from_draws(shown_labels, draws[:-1], clicked)
-        flips = draws[-1, : len(clicked)] < self.epsilon
-        clicked ^= flips
-        return int(max(last, np.flatnonzero(clicked)[-1])) if clicked.any() else int(last)
+        return flip_clicks(draws[-1], self.epsilon, clicked, last)
 
     def sessions_from_draws(self, labels, draws, clicks) -> None:
         self.user.sessions_from_draws(labels, np.ascontiguousarray(draws[:, :-1]), clicks)

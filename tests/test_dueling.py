@@ -301,6 +301,8 @@ def test_recent_document_queue_keeps_the_last_r_in_order():
     ("dbgd", {}, "pbm", "after_click", 10),
     ("dbgd_dsp", {}, "ubm", "after_click", 10),
     ("mgd_dsp", {}, "trust_bias", "after_click", 8),
+    ("dbgd_dsp", {}, "navigational+noise=0.1", "after_click", 10),
+    ("mgd", {}, "ubm+noise=0.2", "after_click", 10),
 ])
 def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, click_model, stop_rule, cutoff):
     fold = load_fold("synth-mq")
@@ -320,9 +322,11 @@ def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, click_mod
 def test_compiled_rounds_are_offered_only_where_they_replay_the_protocol():
     fold = load_fold("synth-mq")
     cascade = make_user("navigational", fold.max_grade)
-    noisy = make_user("navigational+noise=0.1", fold.max_grade)            # no kernel of its own
+    from olr_core.users import LogisticClickUser
+
+    own = LogisticClickUser(tuple(np.ones(fold.n_features)))               # no kernel of its own
     declined = [(make_ranker("nsgd"), cascade), (make_ranker("mgd", multileave="probabilistic"), cascade),
-                (make_ranker("dbgd", scorer="mlp"), cascade), (make_ranker("dbgd"), noisy)]
+                (make_ranker("dbgd", scorer="mlp"), cascade), (make_ranker("dbgd"), own)]
     for ranker, user in declined:
         ranker.start(fold.train, np.random.default_rng(0))
         assert ranker.compiled_rounds(user, fold.train, 10) is None

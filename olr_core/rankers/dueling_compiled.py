@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .. import click_models
-from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks
+from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks, flip_clicks
 from ..kernels import flush_stale_cache
 from . import interleaving, projection, scorers
 from .interleaving import _team_draft
@@ -44,7 +44,7 @@ def rank_rows(scores, keys):
 
 @njit(cache=True)
 def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, chain, click_prob, stop_table,
-               exam_table, exam_click_table, theta, lr, step, decay, list_length, shown_length, shared_prefix,
+               exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length, shown_length, shared_prefix,
                dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
                shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of DBGD / MGD (Algorithm 1 of the DSP paper, lines 4-17).
@@ -77,6 +77,8 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
             last = chain_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_table, clicked)
         else:
             last = examination_clicks(labels[lo + shown[:m]], user_draws[t], exam_table, exam_click_table, clicked)
+        if epsilon > 0:
+            last = flip_clicks(user_draws[t, 2], epsilon, clicked, last)
         won_out[t] = 0.0
         if not clicked.any():
             continue
