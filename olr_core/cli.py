@@ -181,6 +181,30 @@ def cmd_book(args) -> int:
                       overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition)
 
 
+def cmd_fit(args) -> int:
+    """Fit click models to a click log and score them (on a held-out half with --holdout)."""
+    from .click_fitting import FITTED_MODELS, ClickLog, evaluate, fit, parameter_table
+
+    log = ClickLog.load(args.log)
+    train, test = log.split(0.5) if args.holdout else (log, log)
+    rows = {}
+    for family in args.model or FITTED_MODELS:
+        model = fit(family, train)
+        scores = evaluate(model, test)
+        rows[family] = {"log_likelihood": round(scores["log_likelihood"], 4),
+                        "perplexity": round(scores["perplexity"], 4), "parameters": parameter_table(model)}
+    if args.json:
+        print_json(rows)
+        return 0
+    scored = "the held-out half" if args.holdout else "the fitted log"
+    print(f"{args.log}: {log.sessions:,} sessions; scored on {scored}")
+    for family, row in rows.items():
+        print(f"{family:<11} log-likelihood/session {row['log_likelihood']:>9.4f}   perplexity {row['perplexity']:.4f}")
+        for name, values in row["parameters"].items():
+            print(f"    {name:<38} {values}")
+    return 0
+
+
 def cmd_notebook(args) -> int:
     from .book import standalone_notebook
 
@@ -268,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
     book.set_defaults(func=cmd_book)
 
+    fitter = sub.add_parser("fit", help="fit click models to a click log (olr run --click-log) and score them")
+    fitter.add_argument("log", help="a click log .npz written by olr run --click-log or click_fitting")
+    fitter.add_argument("--model", "-m", action="append", help="family to fit (repeatable; default: all)")
+    fitter.add_argument("--holdout", action="store_true", help="fit on the first half, score on the second")
+    fitter.add_argument("--json", action="store_true")
+    fitter.set_defaults(func=cmd_fit)
     notebook = sub.add_parser("notebook", help="execute one page as a standalone notebook")
     notebook.add_argument("name", help="the page (notebook) name, e.g. dsp_table2")
     notebook.add_argument("-o", "--output", required=True, help="where to write the executed .ipynb")

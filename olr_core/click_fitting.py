@@ -257,6 +257,21 @@ def fit(family: str, log: ClickLog, max_grade: int | None = None):
     return _fit_examination(family, log, grades, cutoff)
 
 
+def parameter_table(model) -> dict:
+    """A fitted model's parameters as short lists (probabilities rounded to 3 digits) for printing."""
+    r = lambda values: np.round(np.asarray(values, dtype=float), 3).tolist()     # noqa: E731
+    if hasattr(model, "_stop"):
+        return {"click per grade": r(model._pc), "stop after skip": r(model._stop[:, 0]),
+                "stop after click": r(model._stop[:, 1])}
+    out = {"click (rank 1) per grade": r(model._click[0]),
+           "examination by rank, no click above": r(np.diagonal(model._exam))}
+    if isinstance(model, UserBrowsingModel):
+        out["examination by rank, click just above"] = r(model._exam[:, 0])
+    if isinstance(model, TrustBiasModel):
+        out = {"theta eps+ by rank": r(model._click[:, -1]), "theta eps- by rank": r(model._click[:, 0])}
+    return out
+
+
 def cross_fit(users: dict, data, sessions: int, seed: int = 0, families=FITTED_MODELS):
     """Held-out perplexity of every fitted family on every user's clicks: each user's log of ``sessions``
     random lists is split in half, each family is fitted on the first half and scored on the second.

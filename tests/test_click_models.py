@@ -169,3 +169,15 @@ def test_olr_run_writes_the_click_log_of_its_own_run(tmp_path, monkeypatch):
         assert main(["run", "-a", "pdgd", "-c", model, "-T", "50", "--click-log", str(tmp_path / f"{model}.npz")]) == 0
         log = ClickLog.load(tmp_path / f"{model}.npz")
         assert log.sessions == 50 and log.clicks.any()
+
+
+def test_olr_fit_scores_every_family_on_a_log(tmp_path, capsys, own_logs):
+    import json
+
+    from olr_core.cli import main
+
+    path = own_logs["ubm"][1].split(0.05)[0].save(tmp_path / "ubm.npz")
+    assert main(["fit", str(path), "--holdout", "-m", "ubm", "-m", "cascade", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows["ubm"]["perplexity"] < rows["cascade"]["perplexity"]
+    assert len(rows["ubm"]["parameters"]["examination by rank, no click above"]) == 10

@@ -118,9 +118,11 @@ def in_config(specs, config: str = "text") -> list:
 
 
 def lambda_grid(dataset, fold, seeds, rounds, lambdas, config: str = "text"):
-    """Figure 3 (a, b): MGD-DSP with the update lambda A u + (1 - lambda) u."""
+    """Figure 3 (a, b): MGD-DSP with the update lambda A u + (1 - lambda) u. The figure reads the online sum
+    and the final offline NDCG only, so the test split is evaluated once, after the last round (evaluation
+    draws from its own random stream: the learning is the same with any ``eval_every``)."""
     return in_config(expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
-                                  "rounds": rounds, "algorithms": [{"name": "mgd_dsp",
+                                  "rounds": rounds, "eval_every": max(1, rounds), "algorithms": [{"name": "mgd_dsp",
                                                                     "params": {"dsp_lambda": float(lam)}}
                                                                    for lam in lambdas]}), config)
 
@@ -150,10 +152,12 @@ def gt_variant(spec) -> str:
 
 
 def sweep_grid(dataset, fold, seeds, rounds, parameter: str, values, config: str = "text"):
-    """Figure 4: MGD-DSP over the document-space parameter ``dsp_k`` or ``dsp_r``."""
+    """Figure 4: MGD-DSP over the document-space parameter ``dsp_k`` or ``dsp_r`` (final values only: the
+    test split is evaluated once, after the last round, as in :func:`lambda_grid`)."""
     return in_config(expand_grid({"datasets": dataset, "folds": fold, "seeds": seeds, "click_models": CLICK_MODELS,
-                                  "rounds": rounds, "algorithms": [{"name": "mgd_dsp", "params": {parameter: int(v)}}
-                                                                   for v in values]}), config)
+                                  "rounds": rounds, "eval_every": max(1, rounds),
+                                  "algorithms": [{"name": "mgd_dsp", "params": {parameter: int(v)}} for v in values]}),
+                     config)
 
 
 def paper_numbers() -> dict:
