@@ -29,9 +29,10 @@ mathjax: _mathjax/mathjax/tex-chtml.js
 book: env mathjax
 	$(BIN)/olr book --profile $(PROFILE)
 
+# Two workers (pytest-xdist); --dist loadfile keeps each notebook's cells, which run in order, on one worker.
 test: env
-	OLR_RESULTS_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax \
-		--nbval-current-env
+	OLR_RESULTS_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests notebooks \
+		--nbval-lax --nbval-current-env
 
 # The built book in headless Chromium (Debian's chromium and chromium-driver, installed here when missing):
 # the checker's own tests on planted faults, then every page of _build/html; screenshots in _build/screenshots.
