@@ -183,12 +183,12 @@ def cmd_book(args) -> int:
 
 def cmd_fit(args) -> int:
     """Fit click models to a click log and score them (on a held-out half with --holdout)."""
-    from .click_fitting import FITTED_MODELS, ClickLog, evaluate, fit, parameter_table
+    from .click_fitting import DEFAULT_FITS, ClickLog, evaluate, fit, parameter_table
 
     log = ClickLog.load(args.log)
     train, test = log.split(0.5) if args.holdout else (log, log)
     rows = {}
-    for family in args.model or FITTED_MODELS:
+    for family in args.model or DEFAULT_FITS:
         model = fit(family, train)
         scores = evaluate(model, test)
         rows[family] = {"log_likelihood": round(scores["log_likelihood"], 4),
@@ -294,7 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fitter = sub.add_parser("fit", help="fit click models to a click log (olr run --click-log) and score them")
     fitter.add_argument("log", help="a click log .npz written by olr run --click-log or click_fitting")
-    fitter.add_argument("--model", "-m", action="append", help="family to fit (repeatable; default: all)")
+    fitter.add_argument("--model", "-m", action="append",
+                        help="family to fit, e.g. dbn or dbn+noise (repeatable; default: the seven base families "
+                             "and cascade+noise)")
     fitter.add_argument("--holdout", action="store_true", help="fit on the first half, score on the second")
     fitter.add_argument("--json", action="store_true")
     fitter.set_defaults(func=cmd_fit)

@@ -5,7 +5,8 @@ A :class:`ClickLog` holds the grades of the shown lists and the clicks (sessions
 queries; ``olr run --click-log FILE`` writes the log of a learner's own run. :func:`fit` estimates
 a model's per-grade (and per-position) parameters from a log by maximum likelihood: L-BFGS on the
 exact session likelihood for the chain models (cascade, DBN, SDBN, CCM), EM for the examination
-models (PBM, UBM, trust bias). :func:`evaluate` scores any model on any log: log-likelihood per
+models (PBM, UBM, trust bias); ``FAMILY+noise`` fits a chain model together with its click flip rate
+(a forward filter with the true clicks hidden). :func:`evaluate` scores any model on any log: log-likelihood per
 session and perplexity per position, 2^(-mean log2 P(c_i | clicks above i)) (1 is perfect, 2 a
 coin), as in Chuklin, Markov & de Rijke, *Click Models for Web Search* (2015), ch. 5.
 """
@@ -22,6 +23,7 @@ from .click_models import (
     CCM_ALPHAS,
     ClickChainModel,
     DynamicBayesianNetwork,
+    NoisyClicks,
     PositionBasedClickModel,
     SimplifiedDBN,
     TrustBiasModel,
@@ -30,7 +32,10 @@ from .click_models import (
     graded_relevance,
 )
 
-FITTED_MODELS = ("cascade", "dbn", "sdbn", "ccm", "pbm", "ubm", "trust_bias")
+BASE_MODELS = ("cascade", "dbn", "sdbn", "ccm", "pbm", "ubm", "trust_bias")
+NOISY_MODELS = ("cascade+noise", "dbn+noise", "sdbn+noise", "ccm+noise")     # a chain model and its flip rate
+FITTED_MODELS = BASE_MODELS + NOISY_MODELS
+DEFAULT_FITS = BASE_MODELS + ("cascade+noise",)         # what olr fit and the click-model page fit by default
 EPS = 1e-6
 
 
@@ -155,15 +160,25 @@ def _chain_start(family: str, log: ClickLog, grades: int) -> np.ndarray:
 
 
 def _fit_chain(family: str, log: ClickLog, grades: int, cutoff: int):
-    """Maximum likelihood by L-BFGS-B on the probabilities, each boxed in [EPS, 1 - EPS]."""
-    def negative_log_likelihood(v):
-        model = _chain_model(family, v, grades, cutoff)
-        return -chain_log_likelihood(log.labels, log.clicks, *model.kernel_arguments(), EPS) / log.sessions
+    """Maximum likelihood by L-BFGS-B on the probabilities, each boxed in [EPS, 1 - EPS]; a ``+noise``
+    family adds the flip rate (in [EPS, 0.5]) and the likelihood of the noisy forward filter."""
+    base, noisy = family.removesuffix("+noise"), family.endswith("+noise")
 
-    start = _chain_start(family, log, grades)
-    result = minimize(negative_log_likelihood, start, method="L-BFGS-B", bounds=[(EPS, 1 - EPS)] * len(start),
-                      options={"maxiter": 500})
-    return _chain_model(family, result.x, grades, cutoff)
+    def build(v):
+        model = _chain_model(base, v[:-1] if noisy else v, grades, cutoff)
+        return NoisyClicks(model, float(v[-1])) if noisy else model
+
+    def negative_log_likelihood(v):
+        if noisy:
+            return -_log2_likelihoods(build(v), log).sum() * np.log(2) / log.sessions
+        return -chain_log_likelihood(log.labels, log.clicks, *build(v).kernel_arguments(), EPS) / log.sessions
+
+    start = _chain_start(base, log, grades)
+    bounds = [(EPS, 1 - EPS)] * len(start)
+    if noisy:
+        start, bounds = np.r_[start, 0.05], bounds + [(EPS, 0.5)]
+    result = minimize(negative_log_likelihood, start, method="L-BFGS-B", bounds=bounds, options={"maxiter": 500})
+    return build(result.x)
 
 
 # ----------------------------------------------------------------------------------------------- examination fitters
@@ -252,7 +267,7 @@ def fit(family: str, log: ClickLog, max_grade: int | None = None):
         raise ValueError(f"no fitter for {family!r}; valid: {', '.join(FITTED_MODELS)}")
     grades = (log.max_grade if max_grade is None else max_grade) + 1
     cutoff = log.labels.shape[1]
-    if family in ("cascade", "dbn", "sdbn", "ccm"):
+    if family.removesuffix("+noise") in ("cascade", "dbn", "sdbn", "ccm"):
         return _fit_chain(family, log, grades, cutoff)
     return _fit_examination(family, log, grades, cutoff)
 
@@ -260,6 +275,8 @@ def fit(family: str, log: ClickLog, max_grade: int | None = None):
 def parameter_table(model) -> dict:
     """A fitted model's parameters as short lists (probabilities rounded to 3 digits) for printing."""
     r = lambda values: np.round(np.asarray(values, dtype=float), 3).tolist()     # noqa: E731
+    if isinstance(model, NoisyClicks):
+        return {**parameter_table(model.user), "flip rate epsilon": round(float(model.epsilon), 4)}
     if hasattr(model, "_stop"):
         return {"click per grade": r(model._pc), "stop after skip": r(model._stop[:, 0]),
                 "stop after click": r(model._stop[:, 1])}
@@ -272,7 +289,7 @@ def parameter_table(model) -> dict:
     return out
 
 
-def cross_fit(users: dict, data, sessions: int, seed: int = 0, families=FITTED_MODELS):
+def cross_fit(users: dict, data, sessions: int, seed: int = 0, families=DEFAULT_FITS):
     """Held-out perplexity of every fitted family on every user's clicks: each user's log of ``sessions``
     random lists is split in half, each family is fitted on the first half and scored on the second.
 

@@ -172,6 +172,56 @@ def examination_conditionals(labels, clicks, exam_table, click_table, out):
                 previous = i
 
 
+@njit(cache=True)
+def noisy_chain_conditionals(labels, clicks, click_prob, stop_table, epsilon, out):
+    """P(observed click at i | observed clicks above) of a chain model whose clicks are flipped with
+    probability epsilon: a forward filter over (scanning, stopped) with the true click hidden."""
+    for s in range(labels.shape[0]):
+        scan, stopped = 1.0, 0.0                     # P(state | observations above), normalised
+        for i in range(labels.shape[1]):
+            g = labels[s, i]
+            if g < 0:
+                break
+            a = click_prob[g]
+            out[s, i] = scan * (a * (1 - epsilon) + (1 - a) * epsilon) + stopped * epsilon
+            o = clicks[s, i]
+            seen_if_click = (1 - epsilon) if o else epsilon          # P(observation | true click)
+            seen_if_skip = epsilon if o else (1 - epsilon)           # P(observation | no true click)
+            w_click, w_skip = scan * a * seen_if_click, scan * (1 - a) * seen_if_skip
+            w_stopped = stopped * seen_if_skip
+            scan = w_click * (1 - stop_table[g, 1]) + w_skip * (1 - stop_table[g, 0])
+            stopped = w_click * stop_table[g, 1] + w_skip * stop_table[g, 0] + w_stopped
+            total = max(scan + stopped, 1e-300)
+            scan, stopped = scan / total, stopped / total
+
+
+@njit(cache=True)
+def noisy_examination_conditionals(labels, clicks, exam_table, click_table, epsilon, out):
+    """The same for an examination model: a forward filter over the position of the last *true* click."""
+    n = labels.shape[1]
+    weight = np.zeros(n + 1)                         # weight[j + 1]: P(last true click at j | observations)
+    for s in range(labels.shape[0]):
+        weight[:] = 0.0
+        weight[0] = 1.0
+        for i in range(n):
+            g = labels[s, i]
+            if g < 0:
+                break
+            o = clicks[s, i]
+            seen_if_click = (1 - epsilon) if o else epsilon
+            seen_if_skip = epsilon if o else (1 - epsilon)
+            p_true, moved = 0.0, 0.0
+            for j in range(i + 1):                    # j - 1: the previous true click (-1: none)
+                q = exam_table[i, i - (j - 1) - 1] * click_table[i, g]
+                p_true += weight[j] * q
+                moved += weight[j] * q * seen_if_click
+                weight[j] *= (1 - q) * seen_if_skip
+            out[s, i] = p_true * (1 - epsilon) + (1 - p_true) * epsilon
+            weight[i + 1] = moved
+            total = max(weight[: i + 2].sum(), 1e-300)
+            weight[: i + 2] /= total
+
+
 # ----------------------------------------------------------------------------------------------- the two families
 class SimulatedClicks:
     """What every simulated click user shares: the call of the ranker protocol and batch simulation."""
@@ -500,6 +550,18 @@ class NoisyClicks(SimulatedClicks):
     def click_probability_by_position(self, shown_labels) -> np.ndarray:
         p = self.user.click_probability_by_position(shown_labels)
         return p * (1 - self.epsilon) + (1 - p) * self.epsilon
+
+    def conditional_click_probabilities(self, labels, clicks) -> np.ndarray:
+        """P(observed click at i | observed clicks above): a forward filter with the true clicks hidden."""
+        out = np.zeros(labels.shape)
+        labels, clicks = np.ascontiguousarray(labels, dtype=np.int64), np.ascontiguousarray(clicks)
+        if isinstance(self.user, ChainClickModel):
+            noisy_chain_conditionals(labels, clicks, self.user._pc, self.user._stop, float(self.epsilon), out)
+        elif isinstance(self.user, ExaminationClickModel):
+            noisy_examination_conditionals(labels, clicks, self.user._exam, self.user._click, float(self.epsilon), out)
+        else:
+            raise ValueError(f"{self.name}: no likelihood for a noisy {type(self.user).__name__}")
+        return out
 
 
 # ----------------------------------------------------------------------------------------------- names and presets

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from olr_core.click_fitting import FITTED_MODELS, ClickLog, evaluate, fit, random_lists, simulate_log
+from olr_core.click_fitting import BASE_MODELS, ClickLog, evaluate, fit, random_lists, simulate_log
 from olr_core.click_models import (
     SimplifiedDBN,
     UserBrowsingModel,
@@ -117,7 +117,7 @@ def own_logs(data):
             for family, user in names.items()}
 
 
-@pytest.mark.parametrize("family", FITTED_MODELS)
+@pytest.mark.parametrize("family", BASE_MODELS)
 def test_each_model_fitted_back_from_100k_of_its_own_sessions(family, own_logs):
     """Tolerances: 0.03 on every click and stop probability (per grade) of the chain models; 0.03 on the
     examination probabilities of the cells seen at least 2,000 times and 0.02 on the attractiveness of the
@@ -181,3 +181,41 @@ def test_olr_fit_scores_every_family_on_a_log(tmp_path, capsys, own_logs):
     rows = json.loads(capsys.readouterr().out)
     assert rows["ubm"]["perplexity"] < rows["cascade"]["perplexity"]
     assert len(rows["ubm"]["parameters"]["examination by rank, no click above"]) == 10
+
+
+@pytest.mark.parametrize("name", ["navigational", "dbn", "ccm", "pbm", "ubm", "trust_bias", "navigational+noise=0.2",
+                                  "dbn+noise=0.1", "ubm+noise=0.15", "trust_bias+noise=0.05"])
+def test_the_likelihood_of_every_click_vector_sums_to_one_and_matches_the_marginals(name):
+    """Over all 2^4 click vectors of a list of four, the products of the conditional click probabilities
+    sum to 1, and summing them by position gives the exact marginal click probabilities."""
+    import itertools
+
+    user = make_user(name, 4)
+    grades = np.array([[3, 0, 4, 1, -1]])
+    vectors = np.array(list(itertools.product([False, True], repeat=4)))
+    clicks = np.zeros((len(vectors), 5), dtype=bool)
+    clicks[:, :4] = vectors
+    labels = np.repeat(grades, len(vectors), axis=0)
+    p = user.conditional_click_probabilities(labels, clicks)[:, :4]
+    likelihood = np.prod(np.where(vectors, p, 1 - p), axis=1)
+    assert np.isclose(likelihood.sum(), 1.0)
+    assert np.allclose(likelihood @ vectors, user.click_probability_by_position(grades[0, :4]))
+
+
+def test_noise_of_zero_leaves_the_likelihood_of_the_user_unchanged(own_logs):
+    for family, user_name in (("dbn", "dbn"), ("ubm", "ubm")):
+        log = own_logs[family][1].split(0.02)[0]
+        plain, noisy = make_user(user_name, 2), make_user(f"{user_name}+noise=0", 2)
+        assert np.allclose(plain.conditional_click_probabilities(log.labels, log.clicks),
+                           noisy.conditional_click_probabilities(log.labels, log.clicks))
+
+
+def test_a_noisy_cascade_is_fitted_back_with_its_flip_rate(data):
+    """50,000 sessions of the navigational cascade with 10 % of clicks flipped: epsilon within 0.01, the
+    click and stop probabilities within 0.03, and a better fit than the cascade without noise."""
+    user = make_user("navigational+noise=0.1", data.max_grade)
+    log = simulate_log(user, data, 50_000, seed=3)
+    fitted = fit("cascade+noise", log)
+    assert abs(fitted.epsilon - 0.1) <= 0.01
+    assert _close(fitted.user._pc, user.user._pc, 0.03) and _close(fitted.user._stop, user.user._stop, 0.03)
+    assert evaluate(fitted, log)["log_likelihood"] > evaluate(fit("cascade", log), log)["log_likelihood"]
