@@ -460,3 +460,22 @@ def test_an_infinite_difference_is_decided_without_arithmetic_on_infinity():
         est, interval, n = mean_interval([np.inf, 0.5, 1.0])
         low, high = interval(np.array([0.05]))
         assert low[0] == 0.5 and high[0] == np.inf
+
+
+def test_pairrank_code_configuration_changes_pairrank_and_the_users_only():
+    from olr_core.reproductions import pairrank
+
+    text = pairrank_claims.experiments("tiny", "text", ["synth-mslr", "mq2008"])["main"]
+    code = pairrank_claims.experiments("tiny", "code", ["synth-mslr", "mq2008"])["main"]
+    assert {s.dataset for s in code} == {"mq2008"}              # the real data set only
+    same = [s for s in text if s.dataset == "mq2008"]
+    assert [(s.algorithm, s.click_model, s.seed) for s in same] == [(s.algorithm, s.click_model, s.seed) for s in code]
+    for before, after in zip(same, code):
+        assert after.stop_rule == "every_position"
+        if after.algorithm.startswith("pairrank_"):
+            assert after.params == {**before.params, **pairrank.CODE_PAIRRANK}
+        else:
+            assert after.params == before.params
+    assert {c.id for c in pairrank_claims.CLAIMS if "code" in c.configs} == {
+        "F3-best-offline", "F3-c-over-r", "F4-best-online", "F4-c-over-r", "F5-closest"}
+    assert pairrank_claims.experiments("tiny", "code", ["synth-mslr"])["main"][0].dataset == "synth-mslr"
