@@ -123,7 +123,11 @@ def test_claims_judge_a_paper_with_your_method_added(plugin, capsys, tmp_path):
     records = run_json(capsys, ["claims", "pairrank", "--profile", "tiny", "--with", "mymethod:Greedy",
                                 "--results", str(tmp_path / "r"), "--json"])
     mine = [r for r in records if r["id"].startswith("with-mymethod:Greedy")]
-    assert {r["rule"] for r in mine} == {"paired_gain", "best"} and len(mine) == 4
+    from olr_core.reproductions import pairrank_claims
+
+    assert {r["rule"] for r in mine} == {"paired_gain", "best"}
+    assert len(mine) == 4 * len(pairrank_claims.CONFIGS)                  # two metrics x two rules, per configuration
+    assert {r["config"] for r in mine} == set(pairrank_claims.CONFIGS)
     assert all(r["cells"] for r in mine)
     best = next(r for r in records if r["id"] == "F3-best-offline")
     assert "mymethod:Greedy" in best["ours"] or len(best["cells"]) > 0          # judged with it among the methods
