@@ -477,5 +477,26 @@ def test_pairrank_code_configuration_changes_pairrank_and_the_users_only():
         else:
             assert after.params == before.params
     assert {c.id for c in pairrank_claims.CLAIMS if "code" in c.configs} == {
-        "F3-best-offline", "F3-c-over-r", "F4-best-online", "F4-c-over-r", "F5-closest"}
+        "F3-best-offline", "F3-c-over-r", "F3-perfect-converges", "F4-best-online", "F4-c-over-r", "F5-closest"}
     assert pairrank_claims.experiments("tiny", "code", ["synth-mslr"])["main"][0].dataset == "synth-mslr"
+
+
+def test_pairrank_convergence_pairs_its_perfect_user_runs_with_offline_ranknet():
+    for config in ("text", "code"):
+        grids = pairrank_claims.experiments("tiny", config, ["synth-mslr", "mq2008"])
+        runs = grids["convergence"]
+        online = [s for s in runs if s.algorithm == "pairrank_c"]
+        assert online and all(s in grids["main"] for s in online)     # the main grid's runs, computed once
+        assert {s.click_model for s in runs} == {"perfect"}
+        keys = {(s.dataset, s.fold, s.seed) for s in online}
+        assert keys == {(s.dataset, s.fold, s.seed) for s in runs if s.algorithm == "offline_ranknet"}
+
+
+def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
+    from types import SimpleNamespace
+
+    sizes = {f"block_size_at_{r}": np.array([4.0, 2.0, 1.0]) for r in range(1, 10)}
+    sizes["block_size_at_10"] = np.array([4.0, 5.0, 3.0])                # excess 0, 3, 2 -> mean 5/3
+    assert pairrank_claims.block_excess(SimpleNamespace(stats=sizes)) == pytest.approx(5 / 3)
+    del sizes["block_size_at_10"]
+    assert np.isnan(pairrank_claims.block_excess(SimpleNamespace(stats=sizes)))

@@ -332,13 +332,18 @@ def test_compiled_rounds_are_offered_only_where_they_replay_the_protocol():
         assert ranker.compiled_rounds(user, fold.train, 10) is None
 
 
-def test_rank_rows_orders_like_lexsort_including_ties():
-    from olr_core.rankers.dueling_compiled import rank_rows
+@pytest.mark.parametrize("k", [1, 3, 10, 25, 40])
+def test_top_rows_are_the_first_columns_of_lexsort_including_ties_nan_and_signed_zeros(k):
+    from olr_core.rankers.dueling_compiled import top_rows
 
     rng = np.random.default_rng(8)
-    scores = rng.integers(0, 3, size=(4, 25)).astype(float)      # many ties
-    keys = rng.random((4, 25))
-    np.testing.assert_array_equal(rank_rows(scores, keys), np.lexsort((keys, -scores), axis=-1))
+    scores = rng.integers(-1, 2, size=(6, 25)).astype(float)     # many ties
+    scores[1, ::4] = np.nan                                       # NaN ranks last, among NaN by key
+    scores[2] = np.where(scores[2] == 0, -0.0, scores[2])         # -0.0 ties with 0.0
+    scores[3] = rng.random(25)                                    # no ties
+    keys = rng.random((6, 25))
+    expected = np.lexsort((keys, -scores), axis=-1)[:, :k]
+    np.testing.assert_array_equal(top_rows(scores, keys, k), expected)
 
 
 def _svd_projection(D, u, rtol=1e-10):

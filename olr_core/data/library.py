@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 
 class LibraryDataError(ValueError):
@@ -125,6 +123,10 @@ def entry_order(papers: np.ndarray, citing: np.ndarray, cited: np.ndarray) -> np
     n = len(papers)
     src = np.array([index[p] for p in cited.tolist()], dtype=np.int64)       # edge cited -> citing
     dst = np.array([index[p] for p in citing.tolist()], dtype=np.int64)
+    # scipy.sparse here, not at the top: `olr run` on LETOR data never needs it
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
     n_blocks, block = connected_components(graph, directed=True, connection="strong")
     block_src, block_dst = block[src], block[dst]

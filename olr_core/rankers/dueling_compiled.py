@@ -31,14 +31,35 @@ from .scorers import linear_scores_many, unit_sphere
 
 
 @njit(cache=True)
-def rank_rows(scores, keys):
-    """Each row's indices by descending score, ties by ascending key (as ``np.lexsort((keys, -scores))``)."""
+def _precedes(score, key, other_score, other_key):
+    """Does (score, key) come first? Descending score, ties (and NaN against NaN) by ascending key, NaN last:
+    the order of ``np.lexsort((keys, -scores))``."""
+    if np.isnan(score) or np.isnan(other_score):
+        if np.isnan(score) and np.isnan(other_score):
+            return key < other_key
+        return np.isnan(other_score)
+    return score > other_score or (score == other_score and key < other_key)
+
+
+@njit(cache=True)
+def top_rows(scores, keys, k):
+    """The first ``min(k, n)`` entries of each row's ranking by descending score, ties by ascending key
+    (the first columns of ``np.lexsort((keys, -scores))``): an insertion into a buffer of k, O(n) for small k."""
     m, n = scores.shape
-    out = np.empty((m, n), dtype=np.int64)
+    k = min(k, n)
+    out = np.empty((m, k), dtype=np.int64)
     for r in range(m):
-        by_key = np.argsort(keys[r])
-        by_score = np.argsort(-scores[r][by_key], kind="mergesort")
-        out[r] = by_key[by_score]
+        size = 0
+        for i in range(n):
+            s, key = scores[r, i], keys[r, i]
+            if size == k and not _precedes(s, key, scores[r, out[r, k - 1]], keys[r, out[r, k - 1]]):
+                continue
+            j = size if size < k else k - 1
+            size = min(size + 1, k)
+            while j > 0 and _precedes(s, key, scores[r, out[r, j - 1]], keys[r, out[r, j - 1]]):
+                out[r, j] = out[r, j - 1]
+                j -= 1
+            out[r, j] = i
     return out
 
 
@@ -65,11 +86,11 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
             thetas[j] = theta + step * directions[t, j - 1]
         keys = uniforms[used: used + n_rankers * n].reshape((n_rankers, n))
         used += n_rankers * n
-        rankings = rank_rows(linear_scores_many(X, thetas), keys)
         length = min(list_length, n)
+        rankings = top_rows(linear_scores_many(X, thetas), keys, length)     # team draft reads no deeper
         order_keys = uniforms[used: used + length * n_rankers].reshape((length, n_rankers))
         used += length * n_rankers
-        shown, team = _team_draft(rankings, length, order_keys, shared_prefix)
+        shown, team = _team_draft(rankings, length, order_keys, shared_prefix, n)
         m = min(shown_length, length)
         shown_out[t, :m] = shown[:m]
         clicked = np.zeros(m, dtype=np.bool_)

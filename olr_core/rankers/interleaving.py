@@ -19,9 +19,11 @@ from numba import njit
 
 
 @njit(cache=True)
-def _team_draft(rankings, length, order_keys, shared_prefix):
-    m, n = rankings.shape
-    placed = np.zeros(n, dtype=np.bool_)
+def _team_draft(rankings, length, order_keys, shared_prefix, n_docs):
+    """Reads only the first ``length`` entries of each ranking (a ranker picks its best document not yet
+    placed, and fewer than ``length`` are placed), so ``rankings`` may hold just each ranker's top ``length``."""
+    m = rankings.shape[0]
+    placed = np.zeros(n_docs, dtype=np.bool_)
     shown = np.empty(length, dtype=np.int64)
     team = np.full(length, -1, dtype=np.int64)
     pointer = np.zeros(m, dtype=np.int64)
@@ -63,7 +65,7 @@ def team_draft(rankings: np.ndarray, cutoff: int, rng: np.random.Generator, shar
     """
     m, n = rankings.shape
     length = min(cutoff, n)
-    return _team_draft(rankings, length, rng.random((length, m)), shared_prefix)
+    return _team_draft(rankings, length, rng.random((length, m)), shared_prefix, n)
 
 
 def team_draft_credit(team: np.ndarray, clicks: np.ndarray, n_rankers: int) -> np.ndarray:

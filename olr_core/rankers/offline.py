@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit, log1p
 
 from ..cache import cached_array
@@ -53,6 +52,8 @@ def fit_pairwise_logistic(X, pi, pj, weights=None, l2=1e-3, w0=None, maxiter=200
         return loss, X.T @ g_doc + l2 * w
 
     w0 = np.zeros(d) if w0 is None else w0
+    from scipy.optimize import minimize  # here, not at the top: only offline fits need it
+
     return minimize(objective, w0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter}).x
 
 

@@ -8,9 +8,11 @@ used when a data directory has it.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..claims import Claim, with_seeds
+from ..experiments import ResultStore, spec_key
 from . import pairrank
 
 PAPER = "pairrank"
@@ -41,6 +43,13 @@ CLAIMS = [
           "worst", {"targets": ["dbgd", "mgd"]}, "lowest curves in most panels", CELLS),
     Claim(PAPER, "F3-pdgd-over-mgd", "Figure 3", "PDGD beats the dueling methods (MGD) offline", "main", OFFLINE,
           "paired_gain", {"treatment": "pdgd", "control": "mgd"}, "above DBGD and MGD in every panel", CELLS),
+    Claim(PAPER, "F3-pdgd-over-dbgd", "Figure 3", "PDGD beats DBGD offline", "main", OFFLINE, "paired_gain",
+          {"treatment": "pdgd", "control": "dbgd"}, "above DBGD and MGD in every panel", CELLS),
+    Claim(PAPER, "F3-perfect-converges", "Figure 3, Section 4.2", "Under perfect users PairRank_C converges to its "
+          "offline counterpart: its final offline NDCG@10 is within 0.02 of offline RankNet's (trained on every "
+          "grade)", "convergence", OFFLINE, "equivalent", {"treatment": "pairrank_c", "control": "offline_ranknet",
+                                                       "tolerance": 0.02, "column": "algorithm"},
+          "reaches offline RankNet within a few thousand impressions", CELLS, configs=BOTH),
     Claim(PAPER, "F3-c-over-r", "Figure 3", "PairRank_C beats PairRank_R offline (certain orders kept inside "
           "blocks)", "main", OFFLINE, "paired_gain", {"treatment": "pairrank_c", "control": "pairrank_r"},
           "C above R in every panel", CELLS, configs=BOTH),
@@ -70,6 +79,10 @@ CLAIMS = [
           "top block is largest early on)", "main", "early:block_size_at_1", "extreme_in",
           {"column": "click_model", "value": "navigational", "direction": "larger"}, "navigational slowest",
           (), PR),
+    Claim(PAPER, "F6-rank10-slowest", "Figure 6", "The block at rank 10 shrinks slower than the blocks above it "
+          "(measured: over the whole run, the block size at rank 10 minus the mean size at ranks 1-9)", "main",
+          "block10_excess", "above", {"threshold": 0.0}, "rank 10 shrinks much slower than other positions", CELLS,
+          PR),
     Claim(PAPER, "F7b-navigational-fewer-blocks", "Figure 7b", "Early on, navigational users leave PairRank with the "
           "fewest blocks (the most uncertainty)", "main", "early:n_blocks", "extreme_in",
           {"column": "click_model", "value": "navigational", "direction": "smaller"}, "fewest blocks early", (), PR),
@@ -83,16 +96,40 @@ CLAIMS = [
 def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
                 **_) -> dict[str, list]:
     """The main grid; in the ``code`` configuration on the real data sets found only (the synthetic default
-    when there is none), as the DSP chapter does: the code's choices are about the paper's numbers."""
+    when there is none), as the DSP chapter does: the code's choices are about the paper's numbers.
+    ``convergence``: PairRank_C's runs under perfect users (the same runs as the main grid's) beside offline
+    RankNet's on the same data, folds and seeds."""
     size = with_seeds(PROFILES[profile], seeds)["main"]
     if config == "code":
         datasets = [d for d in datasets if d not in SYNTHETIC] or list(datasets[:1])
-    specs = pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params())
-    return {"main": pairrank.in_config(specs, config)}
+    specs = pairrank.in_config(pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params()),
+                               config)
+    perfect = [s for s in specs if s.algorithm == "pairrank_c" and s.click_model == "perfect"]
+    offline = pairrank.main_grid(datasets, size["seeds"], size["rounds"], {}, click_models=["perfect"],
+                                 algorithms=["offline_ranknet"], reference=None)
+    return {"main": specs, "convergence": perfect + offline}
 
 
-def decorate(name: str, specs, frame: pd.DataFrame, **_) -> pd.DataFrame:
-    return frame
+def block_excess(trace, deepest: int = 10) -> float:
+    """Mean over the rounds of the block size at rank ``deepest`` minus the mean size at the ranks above it
+    (positive: the deepest block stays larger, i.e. it shrinks slower); NaN without block statistics."""
+    sizes = [trace.stats.get(f"block_size_at_{r}") for r in range(1, deepest + 1)]
+    if any(s is None for s in sizes):
+        return float("nan")
+    sizes = np.vstack(sizes)
+    with np.errstate(all="ignore"):
+        return float(np.nanmean(sizes[-1] - np.nanmean(sizes[:-1], axis=0)))
+
+
+def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
+             **_) -> pd.DataFrame:
+    """The main experiment's PairRank runs get ``block10_excess`` (:func:`block_excess`)."""
+    if name != "main":
+        return frame
+    store = store or ResultStore()
+    excess = [block_excess(store.load(spec_key(s, data_dir))[1]) if s.algorithm.startswith("pairrank") else np.nan
+              for s in specs]
+    return frame.assign(block10_excess=np.array(excess))
 
 
 def paper_cells(claim: Claim) -> dict:
