@@ -1,7 +1,8 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|topk|library|neural|users ...]
-(default: all; suites not named keep their stored results)
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|cli|topk|library|neural|users|reference ...]
+(default: all; suites not named keep their stored results). ``reference`` compares with the authors' code
+when ``OLR_REFERENCE_DIR`` (and ``OLR_REFERENCE_PYTHON``) name a checkout of it and a Python that runs it.
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_busy  # noqa: E402
+import bench_cli  # noqa: E402
 import bench_history  # noqa: E402
 import bench_library  # noqa: E402
 import bench_loop  # noqa: E402
 import bench_neural  # noqa: E402
 import bench_parse  # noqa: E402
+import bench_reference  # noqa: E402
 import bench_topk  # noqa: E402
 import bench_users  # noqa: E402
 
 SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run,
           "topk": bench_topk.run, "library": bench_library.run, "neural": bench_neural.run,
-          "users": bench_users.run}
+          "users": bench_users.run, "cli": bench_cli.run, "reference": bench_reference.run}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or list(SUITES)

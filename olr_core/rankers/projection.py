@@ -18,11 +18,18 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.lapack
 from numba import njit
 
 RTOL = 1e-10          # directions below RTOL x (largest one) count as numerically zero
+
+
+@functools.cache
+def _lapack():
+    """scipy's LAPACK wrappers, imported on the first projection (a quarter of a second that runs of
+    the methods without DSP do not pay)."""
+    import scipy.linalg.lapack
+
+    return scipy.linalg.lapack
 
 
 @functools.cache
@@ -30,8 +37,8 @@ def _qr_workspace(m: int, n: int) -> tuple[int, int]:
     """LAPACK's optimal workspace sizes of dgeqp3 and dorgqr for an m x n matrix (its query, once per shape)."""
     probe = np.zeros((m, n), order="F")
     k = min(m, n)
-    pivoted = scipy.linalg.lapack.dgeqp3(probe, lwork=-1)[-2]
-    orthogonal = scipy.linalg.lapack.dorgqr(probe[:, :k], np.zeros(k), lwork=-1)[-2]
+    pivoted = _lapack().dgeqp3(probe, lwork=-1)[-2]
+    orthogonal = _lapack().dorgqr(probe[:, :k], np.zeros(k), lwork=-1)[-2]
     return int(pivoted[0].real), int(orthogonal[0].real)
 
 
@@ -49,12 +56,13 @@ def orthonormal_basis(D: np.ndarray, rtol: float = RTOL) -> np.ndarray:
     a = np.array(np.asarray(D, dtype=float).T, order="F")
     m, n = a.shape
     pivoted_work, orthogonal_work = _qr_workspace(m, n)
-    qr, _, tau, _, info = scipy.linalg.lapack.dgeqp3(a, lwork=pivoted_work, overwrite_a=1)
+    lapack = _lapack()
+    qr, _, tau, _, info = lapack.dgeqp3(a, lwork=pivoted_work, overwrite_a=1)
     if info < 0:
         raise ValueError(f"illegal value in argument {-info} of LAPACK dgeqp3")
     k = min(m, n)
     diagonal = np.abs(np.diag(qr[:k, :k]))
-    q, _, info = scipy.linalg.lapack.dorgqr(qr[:, :k], tau, lwork=orthogonal_work, overwrite_a=1)
+    q, _, info = lapack.dorgqr(qr[:, :k], tau, lwork=orthogonal_work, overwrite_a=1)
     if info < 0:
         raise ValueError(f"illegal value in argument {-info} of LAPACK dorgqr")
     return q[:, : int((diagonal > rtol * max(diagonal[0], 1e-300)).sum())].T
