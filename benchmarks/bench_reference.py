@@ -40,6 +40,7 @@ from common import data_dir
 
 from olr_core.data import DataNotFoundError, load_fold
 from olr_core.loop import run_online
+from olr_core.reproductions.pairrank import CODE_PAIRRANK
 from olr_core.rankers import make_ranker
 from olr_core.users import make_user
 
@@ -47,7 +48,9 @@ CUTOFF = 10
 PCLICK, PSTOP = np.array([0.05, 0.5, 0.95]), np.array([0.2, 0.5, 0.9])     # the reference's 3-grade navigational
 
 # (label, our algorithm and parameters, the reference's module, class and constructor arguments); parameters
-# match the reference's defaults where the two codes share them (step sizes do not change the cost per round).
+# match the reference's defaults where the two codes share them (step sizes do not change the cost per round);
+# PairRank_C runs with the choices of the authors' code (the PairRank chapter's `code` configuration: the
+# mean-form objective on shuffled pairs, the transitive closure, a refit on the whole history).
 PAIRS = [
     ("TD-DBGD", "dbgd", {"learning_rate": 0.01, "decay": 1.0},
      "algorithms.DBGD.tddbgd", "TD_DBGD", {"learning_rate": 0.01, "learning_rate_decay": 1.0}),
@@ -55,7 +58,7 @@ PAIRS = [
      "algorithms.DBGD.tdmgd", "TD_MGD", {"n_candidates": 9, "learning_rate": 0.01, "learning_rate_decay": 1.0}),
     ("PDGD", "pdgd", {"learning_rate": 0.1, "decay": 1.0},
      "algorithms.PDGD.pdgd", "PDGD", {"learning_rate": 0.1, "learning_rate_decay": 1.0}),
-    ("PairRank_C", "pairrank_c", {"alpha": 0.1, "l2": 0.1, "refine": True, "pairing": "shuffled", "objective": "mean"},
+    ("PairRank_C", "pairrank_c", {"alpha": 0.1, **CODE_PAIRRANK},
      "algorithms.PairRank.PairRank", "PairRank",
      {"alpha": 0.1, "_lambda": 0.1, "refine": True, "rank": "certain", "update": "gd", "learning_rate": 0.1,
       "learning_rate_decay": 1.0, "ind": True}),

@@ -1,8 +1,10 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|cli|topk|library|neural|users|reference ...]
-(default: all; suites not named keep their stored results). ``reference`` compares with the authors' code
-when ``OLR_REFERENCE_DIR`` (and ``OLR_REFERENCE_PYTHON``) name a checkout of it and a Python that runs it.
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|cli|topk|library|neural|users|reference|book ...]
+(default: all but book; suites not named keep their stored results). ``book`` builds the quick book
+in a fresh results store and records its time per page (as long as a build). ``reference`` compares with
+the authors' code when ``OLR_REFERENCE_DIR`` (and ``OLR_REFERENCE_PYTHON``) name a checkout of it and a
+Python that runs it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_book  # noqa: E402
 import bench_busy  # noqa: E402
 import bench_cli  # noqa: E402
 import bench_history  # noqa: E402
@@ -27,10 +30,11 @@ import bench_users  # noqa: E402
 
 SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run,
           "topk": bench_topk.run, "library": bench_library.run, "neural": bench_neural.run,
-          "users": bench_users.run, "cli": bench_cli.run, "reference": bench_reference.run}
+          "users": bench_users.run, "cli": bench_cli.run, "reference": bench_reference.run,
+          "book": bench_book.run}
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or list(SUITES)
+    chosen = sys.argv[1:] or [name for name in SUITES if name != "book"]
     out = Path(__file__).with_name("results.json")
     results = json.loads(out.read_text()) if out.exists() else {}      # suites not re-run keep their results
     results["machine"] = {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()}
