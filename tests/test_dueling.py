@@ -303,6 +303,11 @@ def test_recent_document_queue_keeps_the_last_r_in_order():
     ("mgd_dsp", {}, "trust_bias", "after_click", 8),
     ("dbgd_dsp", {}, "navigational+noise=0.1", "after_click", 10),
     ("mgd", {}, "ubm+noise=0.2", "after_click", 10),
+    ("mgd", {"multileave": "probabilistic", "credit_samples": 500}, "navigational", "every_position", 10),
+    ("mgd_dsp", {"multileave": "probabilistic", "credit_samples": 300, "n_candidates": 12, "dsp_renormalize": True,
+                 "learning_rate": 0.01, "decay": 1.0}, "informational", "every_position", 10),   # the code's MGD-DSP
+    ("mgd_dsp", {"multileave": "probabilistic", "credit_samples": 200, "n_candidates": 5, "tau": 2.0},
+     "trust_bias+noise=0.1", "after_click", 7),
 ])
 def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, click_model, stop_rule, cutoff):
     fold = load_fold("synth-mq")
@@ -326,6 +331,7 @@ def test_compiled_rounds_are_offered_only_where_they_replay_the_protocol():
 
     own = LogisticClickUser(tuple(np.ones(fold.n_features)))               # no kernel of its own
     declined = [(make_ranker("nsgd"), cascade), (make_ranker("mgd", multileave="probabilistic"), cascade),
+                (make_ranker("dbgd", multileave="probabilistic", credit_samples=100), cascade),
                 (make_ranker("dbgd", scorer="mlp"), cascade), (make_ranker("dbgd"), own)]
     for ranker, user in declined:
         ranker.start(fold.train, np.random.default_rng(0))

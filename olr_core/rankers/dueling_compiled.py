@@ -13,7 +13,10 @@ protocol run, bit for bit (``tests/test_dueling.py`` checks this).
 Random numbers per round, in order: the ranker's direction stream gives the candidates'
 Gaussian directions; its uniform stream gives the tie-breaking keys of each ranking
 ((m + 1) x n) and the team-draft order keys (length x (m + 1)); the user stream gives
-the click model's 2 x cutoff uniforms.
+the click model's 2 x cutoff uniforms. With probabilistic multileaving and the authors' code's
+sampled credit (:func:`play_probabilistic`), the uniform stream gives the rankings' keys, the
+multileave's 2 x length draws and, in a round with clicks, samples x clicks draws for the credit,
+drawn inside the compiled call from the ranker's own generator.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from .. import click_models
 from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks, flip_clicks
 from ..kernels import flush_stale_cache
 from . import interleaving, projection, scorers
-from .interleaving import _team_draft
+from .interleaving import _alias_tables, _mean_sampled_signs, _probabilistic, _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
 from .scorers import linear_scores_many, unit_sphere
 
@@ -64,6 +67,74 @@ def top_rows(scores, keys, k):
 
 
 @njit(cache=True)
+def rank_rows(scores, noise):
+    """Each row's full ranking by descending score, ties by ascending noise: ``np.lexsort((noise, -scores))``,
+    i.e. :func:`olr_core.metrics.rank_by_scores` given the noise it draws (probabilistic multileaving weighs
+    every rank, so no row can be cut short)."""
+    m, n = scores.shape
+    out = np.empty((m, n), dtype=np.int64)
+    for r in range(m):
+        order = np.argsort(-scores[r], kind="mergesort")
+        strict = True
+        for i in range(1, n):
+            if not scores[r, order[i]] < scores[r, order[i - 1]]:      # a tie or a NaN: the noise decides
+                strict = False
+                break
+        if not strict:
+            by_noise = np.argsort(noise[r])
+            order = by_noise[np.argsort(-scores[r][by_noise], kind="mergesort")]
+        out[r] = order
+    return out
+
+
+@njit(cache=True)
+def _candidates(theta, step, directions_t):
+    """The current ranker and its perturbed copies ``theta + step * u_j`` (rows)."""
+    n_rankers, d = directions_t.shape[0] + 1, theta.shape[0]
+    thetas = np.empty((n_rankers, d))
+    thetas[0] = theta
+    for j in range(1, n_rankers):
+        thetas[j] = theta + step * directions_t[j - 1]
+    return thetas
+
+
+@njit(cache=True)
+def _user_clicks(labels, user_draws_t, chain, click_prob, stop_table, exam_table, exam_click_table, epsilon):
+    """The user's clicks on the shown grades and the last examined position (chain or examination model,
+    then the noise wrapper), from the round's pre-drawn uniforms."""
+    clicked = np.zeros(len(labels), dtype=np.bool_)
+    if chain:
+        last = chain_clicks(labels, user_draws_t, click_prob, stop_table, clicked)
+    else:
+        last = examination_clicks(labels, user_draws_t, exam_table, exam_click_table, clicked)
+    if epsilon > 0:
+        last = flip_clicks(user_draws_t[2], epsilon, clicked, last)
+    return clicked, last
+
+
+@njit(cache=True)
+def _move(theta, lr, decay, directions_t, margins, examined, dsp, dsp_lambda, dsp_renormalize, recent, n_recent):
+    """Lines 13-17 of the DSP paper's Algorithm 1: the mean of the winning directions (margin > 0), projected
+    with DSP, added to ``theta`` in place. Returns (won, learning rate, rank(A) or NaN)."""
+    d = theta.shape[0]
+    winners = 0
+    direction = np.zeros(d)
+    for j in range(1, len(margins)):
+        if margins[j] > 0:
+            direction += directions_t[j - 1]
+            winners += 1
+    if winners == 0:
+        return 0.0, lr, np.nan
+    direction = direction / winners
+    rank = np.nan
+    if dsp:
+        direction, rank = dsp_direction(direction, stack_space(examined, recent, n_recent), dsp_lambda,
+                                        dsp_renormalize)
+    theta += lr * direction
+    return 1.0, lr * decay, rank
+
+
+@njit(cache=True)
 def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, chain, click_prob, stop_table,
                exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length, shown_length, shared_prefix,
                dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
@@ -74,16 +145,12 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
     indicator and rank(A) of every round, and returns (learning rate, cursor, n_recent).
     """
     n_rankers = directions.shape[1] + 1
-    d = theta.shape[0]
     used = 0
     for t in range(len(queries)):
         lo, hi = offsets[queries[t]], offsets[queries[t] + 1]
         n = hi - lo
         X = features[lo:hi]
-        thetas = np.empty((n_rankers, d))
-        thetas[0] = theta
-        for j in range(1, n_rankers):
-            thetas[j] = theta + step * directions[t, j - 1]
+        thetas = _candidates(theta, step, directions[t])
         keys = uniforms[used: used + n_rankers * n].reshape((n_rankers, n))
         used += n_rankers * n
         length = min(list_length, n)
@@ -93,44 +160,70 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
         shown, team = _team_draft(rankings, length, order_keys, shared_prefix, n)
         m = min(shown_length, length)
         shown_out[t, :m] = shown[:m]
-        clicked = np.zeros(m, dtype=np.bool_)
-        if chain:
-            last = chain_clicks(labels[lo + shown[:m]], user_draws[t], click_prob, stop_table, clicked)
-        else:
-            last = examination_clicks(labels[lo + shown[:m]], user_draws[t], exam_table, exam_click_table, clicked)
-        if epsilon > 0:
-            last = flip_clicks(user_draws[t, 2], epsilon, clicked, last)
+        clicked, last = _user_clicks(labels[lo + shown[:m]], user_draws[t], chain, click_prob, stop_table,
+                                     exam_table, exam_click_table, epsilon)
         won_out[t] = 0.0
         if not clicked.any():
             continue
-        examined = X[:0]
-        credit = np.zeros(n_rankers, dtype=np.int64)
+        credit = np.zeros(n_rankers)
         for i in range(m):
             if clicked[i] and team[i] >= 0:
-                credit[team[i]] += 1
+                credit[team[i]] += 1.0
+        examined = X[:0]
         if dsp:
             examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
-        winners = 0
-        direction = np.zeros(d)
-        for j in range(1, n_rankers):
-            if credit[j] > credit[0]:
-                direction += directions[t, j - 1]
-                winners += 1
-        if winners > 0:
-            won_out[t] = 1.0
-            direction = direction / winners
-            if dsp:
-                direction, rank = dsp_direction(direction, stack_space(examined, recent, n_recent), dsp_lambda,
-                                                dsp_renormalize)
-                rank_out[t] = rank
-            theta += lr * direction
-            lr *= decay
+        won_out[t], lr, rank_out[t] = _move(theta, lr, decay, directions[t], credit - credit[0], examined, dsp,
+                                            dsp_lambda, dsp_renormalize, recent, n_recent)
+        if dsp:
+            cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
+    return lr, cursor, n_recent
+
+
+@njit(cache=True)
+def play_probabilistic(features, labels, offsets, queries, directions, rng, user_draws, chain, click_prob,
+                       stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length,
+                       shown_length, tau, samples, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent,
+                       cursor, n_recent, shown_out, won_out, rank_out):
+    """Play ``len(queries)`` rounds of MGD with probabilistic multileaving and the authors' code's sampled
+    credit (``samples`` draws of the clicked slots' teams), as the protocol path plays them.
+
+    The ranker's uniforms come from ``rng`` itself (numba draws from a numpy Generator exactly as numpy
+    does), in the protocol's order: the tie-breaking noise of the rankings, the multileave's two draws per
+    slot, and, in a round with clicks, the credit's samples x clicks draws (a count no block could know in
+    advance). Returns (learning rate, cursor, n_recent) like :func:`play_duels`.
+    """
+    n_rankers = directions.shape[1] + 1
+    for t in range(len(queries)):
+        lo, hi = offsets[queries[t]], offsets[queries[t] + 1]
+        n = hi - lo
+        X = features[lo:hi]
+        scores = linear_scores_many(X, _candidates(theta, step, directions[t]))
+        rankings = rank_rows(scores, rng.random((n_rankers, n)))
+        length = min(list_length, n)
+        draws = rng.random((2, length))
+        shown, posterior = _probabilistic(rankings, length, tau, draws[0], draws[1])
+        m = min(shown_length, length)
+        shown_out[t, :m] = shown[:m]
+        clicked, last = _user_clicks(labels[lo + shown[:m]], user_draws[t], chain, click_prob, stop_table,
+                                     exam_table, exam_click_table, epsilon)
+        won_out[t] = 0.0
+        if not clicked.any():
+            continue
+        p = posterior[:m][clicked]
+        threshold, alias = _alias_tables(p)
+        margins = _mean_sampled_signs(threshold, alias, rng.random((samples, len(p))))
+        examined = X[:0]
+        if dsp:
+            examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
+        won_out[t], lr, rank_out[t] = _move(theta, lr, decay, directions[t], margins, examined, dsp, dsp_lambda,
+                                            dsp_renormalize, recent, n_recent)
         if dsp:
             cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
     return lr, cursor, n_recent
 
 
 flush_stale_cache(play_duels, click_models, interleaving, projection, scorers)
+flush_stale_cache(play_probabilistic, click_models, interleaving, projection, scorers)
 
 
 class CompiledDuels:
@@ -153,17 +246,24 @@ class CompiledDuels:
         r.theta = r.theta.copy()            # updated in place below; earlier references keep their values
         rounds, m = len(queries), r.n_candidates
         directions = unit_sphere(r.direction_rng, rounds * m, len(r.theta)).reshape(rounds, m, -1)
-        sizes = self.sizes[queries]
-        uniforms = r.rng.random(int(((m + 1) * (sizes + np.minimum(sizes, r.cutoff))).sum()))
         user_draws = self.user.draw_rounds(user_rng, rounds)
         won, rank = np.zeros(rounds), np.full(rounds, np.nan)
         space = r.space
         recent, cursor, n_recent = (space.recent, space.cursor, space.n_recent) if space else (np.zeros((0, 1)), 0, 0)
-        r.lr, cursor, n_recent = play_duels(
-            self.features, self.labels, self.train.offsets, queries, directions, uniforms, user_draws,
-            *compiled_user_arguments(self.user), r.theta, r.lr, r.step, r.decay,
-            r.cutoff, self.shown_length, r.shared_prefix, r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda,
-            r.dsp_renormalize, recent, cursor, n_recent, shown_out, won, rank)
+        user = compiled_user_arguments(self.user)
+        dsp = (r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda, r.dsp_renormalize, recent, cursor, n_recent)
+        if r.multileave == "probabilistic":
+            r.lr, cursor, n_recent = play_probabilistic(
+                self.features, self.labels, self.train.offsets, queries, directions, r.rng, user_draws, *user,
+                r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.tau, r.credit_samples, *dsp,
+                shown_out, won, rank)
+        else:
+            sizes = self.sizes[queries]
+            uniforms = r.rng.random(int(((m + 1) * (sizes + np.minimum(sizes, r.cutoff))).sum()))
+            r.lr, cursor, n_recent = play_duels(
+                self.features, self.labels, self.train.offsets, queries, directions, uniforms, user_draws, *user,
+                r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.shared_prefix, *dsp,
+                shown_out, won, rank)
         if space:
             space.cursor, space.n_recent = cursor, n_recent
             return {"won": won, "doc_space_rank": rank}
