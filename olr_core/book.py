@@ -142,6 +142,23 @@ def _provenance_cell(page: str, profile: str, params: dict, overrides: dict, sec
     return nbformat.v4.new_markdown_cell(text)
 
 
+def provenance_position(cells) -> int:
+    """Where the provenance box goes: after the page's opening text (the first markdown cell), unless that
+    text runs on past a colon into what a code cell prints; then before the first markdown cell that
+    follows a text ending a sentence. 0 for a page that opens with code."""
+    if not cells or cells[0].cell_type != "markdown":
+        return 0
+    last_text = "".join(cells[0].source).rstrip()
+    if not last_text.endswith(":"):
+        return 1
+    for i, cell in enumerate(cells[1:], start=1):
+        if cell.cell_type == "markdown":
+            if not last_text.endswith(":"):
+                return i
+            last_text = "".join(cell.source).rstrip()
+    return len(cells)
+
+
 def _for_readers(nb) -> None:
     """Hide code inputs behind a toggle and drop the parameter cells (the provenance box shows what ran); a
     cell tagged ``show-input`` (code that is the page's subject, e.g. a method to read) stays visible."""
@@ -177,8 +194,7 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
     _for_readers(nb)
     shown_overrides = {k: v for k, v in overrides.items() if k != "data_dir"}
     command = regenerate_command(page, profile, shown_overrides, data_dir)
-    position = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
-    nb.cells.insert(position, _provenance_cell(page, profile, params, overrides,
+    nb.cells.insert(provenance_position(nb.cells), _provenance_cell(page, profile, params, overrides,
                                                time.perf_counter() - started, command))
     nbformat.write(nb, target)
     return target

@@ -216,3 +216,17 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert f"| {second_link} | 30 | 0 | 2 | quick | seeds=2 |" in table
     assert all((ROOT / "notebooks" / f"{page}.ipynb").exists() for page in (first_page, second_page))
     assert "| **all 2 pages** | **42** | **2** | **2** |" in table and "cores, Python" in table
+
+
+def test_the_provenance_box_never_splits_a_sentence_from_what_it_introduces():
+    import nbformat
+
+    from olr_core.book import provenance_position
+
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    assert provenance_position([md("# Page\n\nIntro."), code("x"), md("## A")]) == 1
+    assert provenance_position([code("x"), md("# Late title")]) == 0
+    opening = [md("# Page\n\nThe verdicts follow:"), code("table"), md("Each rule's margin:"), code("table"),
+               md("So a verdict is never given on means."), code("x"), md("## Every claim")]
+    assert provenance_position(opening) == 6
+    assert provenance_position([md("Ends with:"), code("x")]) == 2
