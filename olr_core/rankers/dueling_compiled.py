@@ -135,6 +135,32 @@ def _move(theta, lr, decay, directions_t, margins, examined, dsp, dsp_lambda, ds
 
 
 @njit(cache=True)
+def _show(shown, length, shown_length, shown_out_t, grades, user_draws_t, chain, click_prob, stop_table, exam_table,
+          exam_click_table, epsilon):
+    """Record the top ``min(shown_length, length)`` of the list in ``shown_out_t``; the user's clicks on them
+    (``grades``: the query's grades) and the last examined position."""
+    m = min(shown_length, length)
+    shown_out_t[:m] = shown[:m]
+    return _user_clicks(grades[shown[:m]], user_draws_t, chain, click_prob, stop_table, exam_table,
+                        exam_click_table, epsilon)
+
+
+@njit(cache=True)
+def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
+           dsp_lambda, dsp_renormalize, recent, cursor, n_recent):
+    """A clicked round's update from the rankers' margins (:func:`_move`), with the examined documents
+    projected on and remembered when DSP is on. Returns (won, lr, rank(A) or NaN, cursor, n_recent)."""
+    examined = X[:0]
+    if dsp:
+        examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
+    won, lr, rank = _move(theta, lr, decay, directions_t, margins, examined, dsp, dsp_lambda, dsp_renormalize,
+                          recent, n_recent)
+    if dsp:
+        cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
+    return won, lr, rank, cursor, n_recent
+
+
+@njit(cache=True)
 def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, chain, click_prob, stop_table,
                exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length, shown_length, shared_prefix,
                dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
@@ -158,24 +184,18 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
         order_keys = uniforms[used: used + length * n_rankers].reshape((length, n_rankers))
         used += length * n_rankers
         shown, team = _team_draft(rankings, length, order_keys, shared_prefix, n)
-        m = min(shown_length, length)
-        shown_out[t, :m] = shown[:m]
-        clicked, last = _user_clicks(labels[lo + shown[:m]], user_draws[t], chain, click_prob, stop_table,
-                                     exam_table, exam_click_table, epsilon)
+        clicked, last = _show(shown, length, shown_length, shown_out[t], labels[lo:hi], user_draws[t], chain,
+                              click_prob, stop_table, exam_table, exam_click_table, epsilon)
         won_out[t] = 0.0
         if not clicked.any():
             continue
         credit = np.zeros(n_rankers)
-        for i in range(m):
+        for i in range(len(clicked)):
             if clicked[i] and team[i] >= 0:
                 credit[team[i]] += 1.0
-        examined = X[:0]
-        if dsp:
-            examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
-        won_out[t], lr, rank_out[t] = _move(theta, lr, decay, directions[t], credit - credit[0], examined, dsp,
-                                            dsp_lambda, dsp_renormalize, recent, n_recent)
-        if dsp:
-            cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
+        won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
+            theta, lr, decay, directions[t], credit - credit[0], X, shown, clicked, last, length, dsp, dsp_k,
+            dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
     return lr, cursor, n_recent
 
 
@@ -202,23 +222,17 @@ def play_probabilistic(features, labels, offsets, queries, directions, rng, user
         length = min(list_length, n)
         draws = rng.random((2, length))
         shown, posterior = _probabilistic(rankings, length, tau, draws[0], draws[1])
-        m = min(shown_length, length)
-        shown_out[t, :m] = shown[:m]
-        clicked, last = _user_clicks(labels[lo + shown[:m]], user_draws[t], chain, click_prob, stop_table,
-                                     exam_table, exam_click_table, epsilon)
+        clicked, last = _show(shown, length, shown_length, shown_out[t], labels[lo:hi], user_draws[t], chain,
+                              click_prob, stop_table, exam_table, exam_click_table, epsilon)
         won_out[t] = 0.0
         if not clicked.any():
             continue
-        p = posterior[:m][clicked]
+        p = posterior[:len(clicked)][clicked]
         threshold, alias = _alias_tables(p)
         margins = _mean_sampled_signs(threshold, alias, rng.random((samples, len(p))))
-        examined = X[:0]
-        if dsp:
-            examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
-        won_out[t], lr, rank_out[t] = _move(theta, lr, decay, directions[t], margins, examined, dsp, dsp_lambda,
-                                            dsp_renormalize, recent, n_recent)
-        if dsp:
-            cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
+        won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
+            theta, lr, decay, directions[t], margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
+            dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
     return lr, cursor, n_recent
 
 
