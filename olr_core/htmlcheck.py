@@ -4,7 +4,8 @@ Every page with math must load exactly one MathJax script (pages without math ne
 page may load a script from the network, its
 scripts must stay under a size budget, and the generated (notebook) pages must show code
 only behind a toggle (unless a cell is tagged ``show-input``: code that is the page's subject) and
-never the parameter cells (the provenance box says what ran).
+never the parameter cells (the provenance box says what ran). No Markdown table may reach the
+reader as text (a paragraph of ``| a | b |`` rows: Markdown a cell printed that did not render).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class PageReport:
     visible_code_cells: int
     parameter_cells: int
     has_math: bool = True
+    raw_tables: int = 0
 
     def problems(self) -> list[str]:
         out = []
@@ -39,7 +41,19 @@ class PageReport:
             out.append(f"{self.visible_code_cells} code cell(s) shown without a toggle")
         if self.parameter_cells:
             out.append(f"{self.parameter_cells} parameter cell(s) rendered")
+        if self.raw_tables:
+            out.append(f"{self.raw_tables} Markdown table(s) shown as text")
         return out
+
+
+def is_raw_table(text: str) -> bool:
+    """A paragraph that is a Markdown table left unrendered: a row of cells between pipes, then a header
+    rule (``|---|`` or, after smart quotes, ``|—|``)."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    if len(lines) < 2 or not (lines[0].startswith("|") and lines[0].endswith("|")):
+        return False
+    rule = lines[1]
+    return rule.startswith("|") and set(rule) <= set("|-—–: ") and any(c in rule for c in "-—–")
 
 
 def check_page(path: Path, root: Path) -> PageReport:
@@ -59,8 +73,9 @@ def check_page(path: Path, root: Path) -> PageReport:
                and not ({"tag_hide-input", "tag_remove-input", "tag_show-input"} & set(c.get("class", [])))]
     parameters = soup.select("div.tag_parameters, div.tag_injected-parameters")
     has_math = soup.select_one(".math, span.math, div.math, mjx-container") is not None
+    raw_tables = sum(is_raw_table(p.get_text()) for p in soup.find_all("p"))
     return PageReport(str(path.relative_to(root)), sum("mathjax" in s.lower() for s in sources), network, size,
-                      len(visible), len(parameters), has_math)
+                      len(visible), len(parameters), has_math, raw_tables)
 
 
 def check_book(html_root: Path) -> list[str]:

@@ -28,7 +28,9 @@ def test_a_clean_page_passes(tmp_path):
 def test_each_violation_is_reported(tmp_path):
     bad = GOOD.replace('<script src="../../_static/doctools.js"></script>',
                        '<script src="https://cdn.example/mathjax/es5/tex-mml.js"></script>')
-    bad = bad.replace("tag_hide-input ", "").replace("</body>", '<div class="cell tag_parameters"></div></body>')
+    bad = bad.replace("tag_hide-input ", "").replace("</body>", '<div class="cell tag_parameters"></div>'
+                      "<p>| verdict | when |\n|\u2014|\u2014|\n| reproduced | above 0 |</p>"
+                      "<p>| a lone pipe in a sentence |</p></body>")
     problems = check_page(page(tmp_path, bad), tmp_path).problems()
     assert "2 MathJax scripts (expected at most 1)" in problems
     math_page = page(tmp_path, GOOD.replace('<script src="../../_static/../mathjax/tex-chtml.js"></script>', "")
@@ -36,6 +38,7 @@ def test_each_violation_is_reported(tmp_path):
     assert "0 MathJax scripts (expected exactly 1 on a page with math)" in check_page(math_page, tmp_path).problems()
     assert any("scripts from the network: https://cdn.example" in p for p in problems)
     assert "1 code cell(s) shown without a toggle" in problems and "1 parameter cell(s) rendered" in problems
+    assert "1 Markdown table(s) shown as text" in problems
     (tmp_path / "huge.js").write_bytes(b"x" * (SCRIPT_BUDGET_BYTES + 1))
     heavy_html = GOOD.replace("../../_static/doctools.js", "../huge.js").replace("../../_static/../", "../")
     heavy = page(tmp_path, heavy_html, "book/heavy.html")
