@@ -493,10 +493,8 @@ def test_pairrank_convergence_pairs_its_perfect_user_runs_with_offline_ranknet()
 
 
 def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
-    from types import SimpleNamespace
-
-    sizes = {f"block_size_at_{r}": np.array([4.0, 2.0, 1.0]) for r in range(1, 10)}
-    sizes["block_size_at_10"] = np.array([4.0, 5.0, 3.0])                # excess 0, 3, 2 -> mean 5/3
-    assert pairrank_claims.block_excess(SimpleNamespace(stats=sizes)) == pytest.approx(5 / 3)
-    del sizes["block_size_at_10"]
-    assert np.isnan(pairrank_claims.block_excess(SimpleNamespace(stats=sizes)))
+    frame = pd.DataFrame({**{f"mean:block_size_at_{r}": [2.0, 1.0, np.nan] for r in range(1, 10)},
+                          "mean:block_size_at_10": [5.0, 1.0, np.nan]})
+    excess = pairrank_claims.block_excess(frame)
+    assert excess[0] == 3.0 and excess[1] == 0.0 and np.isnan(excess[2])    # the last: a run without blocks
+    assert pairrank_claims.block_excess(frame.drop(columns="mean:block_size_at_10")).isna().all()

@@ -76,7 +76,8 @@ def run_frame(specs, store: ResultStore | None = None, data_dir=None, discount: 
     """One row per run: ids, parameters (``param:<name>``), the summary, and per-run aggregates of
     its series that claims are judged on: ``mean_offline_ndcg10`` (the area under the offline
     curve divided by its length), ``final:<eval stat>``, and for every ranker statistic its mean
-    over the first and the last ``tail`` share of rounds (``early:<stat>``, ``late:<stat>``)."""
+    over the first and the last ``tail`` share of rounds and over the whole run (``early:<stat>``,
+    ``late:<stat>``, ``mean:<stat>``; NaN rounds left out)."""
     store = store or ResultStore()
     rows = []
     for spec in specs:
@@ -94,5 +95,6 @@ def run_frame(specs, store: ResultStore | None = None, data_dir=None, discount: 
                     else np.nan
                 row[f"late:{name}"] = float(np.nanmean(values[-width:])) if np.isfinite(values[-width:]).any() \
                     else np.nan
+                row[f"mean:{name}"] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
         rows.append(row)
     return pd.DataFrame(rows)

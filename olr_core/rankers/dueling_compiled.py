@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import click_models
+from .. import click_models, kernels
 from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks, flip_clicks
-from ..kernels import flush_stale_cache
+from ..kernels import flush_stale_cache, segment_top_k
 from . import interleaving, projection, scorers
 from .interleaving import _alias_tables, _mean_sampled_signs, _probabilistic, _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
@@ -34,35 +34,14 @@ from .scorers import linear_scores_many, unit_sphere
 
 
 @njit(cache=True)
-def _precedes(score, key, other_score, other_key):
-    """Does (score, key) come first? Descending score, ties (and NaN against NaN) by ascending key, NaN last:
-    the order of ``np.lexsort((keys, -scores))``."""
-    if np.isnan(score) or np.isnan(other_score):
-        if np.isnan(score) and np.isnan(other_score):
-            return key < other_key
-        return np.isnan(other_score)
-    return score > other_score or (score == other_score and key < other_key)
-
-
-@njit(cache=True)
 def top_rows(scores, keys, k):
     """The first ``min(k, n)`` entries of each row's ranking by descending score, ties by ascending key
-    (the first columns of ``np.lexsort((keys, -scores))``): an insertion into a buffer of k, O(n) for small k."""
+    (the first columns of ``np.lexsort((keys, -scores))`` for finite scores): the evaluation's insertion
+    top-k (:func:`olr_core.kernels.segment_top_k`, which breaks ties by the higher key) on the negated keys."""
     m, n = scores.shape
-    k = min(k, n)
-    out = np.empty((m, k), dtype=np.int64)
+    out = np.empty((m, min(k, n)), dtype=np.int64)
     for r in range(m):
-        size = 0
-        for i in range(n):
-            s, key = scores[r, i], keys[r, i]
-            if size == k and not _precedes(s, key, scores[r, out[r, k - 1]], keys[r, out[r, k - 1]]):
-                continue
-            j = size if size < k else k - 1
-            size = min(size + 1, k)
-            while j > 0 and _precedes(s, key, scores[r, out[r, j - 1]], keys[r, out[r, j - 1]]):
-                out[r, j] = out[r, j - 1]
-                j -= 1
-            out[r, j] = i
+        segment_top_k(scores[r], -keys[r], 0, n, k, out[r])
     return out
 
 
@@ -99,10 +78,15 @@ def _candidates(theta, step, directions_t):
 
 
 @njit(cache=True)
-def _user_clicks(labels, user_draws_t, chain, click_prob, stop_table, exam_table, exam_click_table, epsilon):
-    """The user's clicks on the shown grades and the last examined position (chain or examination model,
-    then the noise wrapper), from the round's pre-drawn uniforms."""
-    clicked = np.zeros(len(labels), dtype=np.bool_)
+def _show(shown, length, shown_length, shown_out_t, grades, user_draws_t, chain, click_prob, stop_table, exam_table,
+          exam_click_table, epsilon):
+    """Record the top ``min(shown_length, length)`` of the list in ``shown_out_t``; the user's clicks on them
+    (``grades``: the query's grades; a chain or an examination model, then the noise wrapper, from the round's
+    pre-drawn uniforms) and the last examined position."""
+    m = min(shown_length, length)
+    shown_out_t[:m] = shown[:m]
+    labels = grades[shown[:m]]
+    clicked = np.zeros(m, dtype=np.bool_)
     if chain:
         last = chain_clicks(labels, user_draws_t, click_prob, stop_table, clicked)
     else:
@@ -113,48 +97,28 @@ def _user_clicks(labels, user_draws_t, chain, click_prob, stop_table, exam_table
 
 
 @njit(cache=True)
-def _move(theta, lr, decay, directions_t, margins, examined, dsp, dsp_lambda, dsp_renormalize, recent, n_recent):
-    """Lines 13-17 of the DSP paper's Algorithm 1: the mean of the winning directions (margin > 0), projected
-    with DSP, added to ``theta`` in place. Returns (won, learning rate, rank(A) or NaN)."""
-    d = theta.shape[0]
+def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
+           dsp_lambda, dsp_renormalize, recent, cursor, n_recent):
+    """Lines 13-17 of the DSP paper's Algorithm 1 for a clicked round: the mean of the winning directions
+    (margin > 0 against ranker 0), projected with DSP on the examined and recent documents, added to ``theta``
+    in place; the examined documents are remembered. Returns (won, lr, rank(A) or NaN, cursor, n_recent)."""
+    examined = X[:0]
+    if dsp:
+        examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
     winners = 0
-    direction = np.zeros(d)
+    direction = np.zeros(theta.shape[0])
     for j in range(1, len(margins)):
         if margins[j] > 0:
             direction += directions_t[j - 1]
             winners += 1
-    if winners == 0:
-        return 0.0, lr, np.nan
-    direction = direction / winners
-    rank = np.nan
-    if dsp:
-        direction, rank = dsp_direction(direction, stack_space(examined, recent, n_recent), dsp_lambda,
-                                        dsp_renormalize)
-    theta += lr * direction
-    return 1.0, lr * decay, rank
-
-
-@njit(cache=True)
-def _show(shown, length, shown_length, shown_out_t, grades, user_draws_t, chain, click_prob, stop_table, exam_table,
-          exam_click_table, epsilon):
-    """Record the top ``min(shown_length, length)`` of the list in ``shown_out_t``; the user's clicks on them
-    (``grades``: the query's grades) and the last examined position."""
-    m = min(shown_length, length)
-    shown_out_t[:m] = shown[:m]
-    return _user_clicks(grades[shown[:m]], user_draws_t, chain, click_prob, stop_table, exam_table,
-                        exam_click_table, epsilon)
-
-
-@njit(cache=True)
-def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
-           dsp_lambda, dsp_renormalize, recent, cursor, n_recent):
-    """A clicked round's update from the rankers' margins (:func:`_move`), with the examined documents
-    projected on and remembered when DSP is on. Returns (won, lr, rank(A) or NaN, cursor, n_recent)."""
-    examined = X[:0]
-    if dsp:
-        examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
-    won, lr, rank = _move(theta, lr, decay, directions_t, margins, examined, dsp, dsp_lambda, dsp_renormalize,
-                          recent, n_recent)
+    won, rank = 0.0, np.nan
+    if winners > 0:
+        direction = direction / winners
+        if dsp:
+            direction, rank = dsp_direction(direction, stack_space(examined, recent, n_recent), dsp_lambda,
+                                            dsp_renormalize)
+        theta += lr * direction
+        won, lr = 1.0, lr * decay
     if dsp:
         cursor, n_recent = remember_rows(recent, examined, cursor, n_recent)
     return won, lr, rank, cursor, n_recent
@@ -236,8 +200,8 @@ def play_probabilistic(features, labels, offsets, queries, directions, rng, user
     return lr, cursor, n_recent
 
 
-flush_stale_cache(play_duels, click_models, interleaving, projection, scorers)
-flush_stale_cache(play_probabilistic, click_models, interleaving, projection, scorers)
+for _kernel in (play_duels, play_probabilistic):
+    flush_stale_cache(_kernel, click_models, kernels, interleaving, projection, scorers)
 
 
 class CompiledDuels:
