@@ -10,7 +10,6 @@ narrative chapters, warnings as errors.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import shlex
@@ -200,26 +199,15 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
     return target
 
 
-@contextlib.contextmanager
-def run_log():
-    """Counts of the runs computed and reused while the block runs (the store logs to ``$OLR_RUN_LOG``)."""
-    counts = {"computed": 0, "reused": 0}
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "runs.log"
-        previous = os.environ.get("OLR_RUN_LOG")
-        os.environ["OLR_RUN_LOG"] = str(path)
-        try:
-            yield counts
-        finally:
-            if previous is None:
-                os.environ.pop("OLR_RUN_LOG", None)
-            else:
-                os.environ["OLR_RUN_LOG"] = previous
-            events = path.read_text().split() if path.exists() else []
-            counts.update(computed=events.count("computed"), reused=events.count("reused"))
+def read_run_log(path: Path) -> dict:
+    """Counts of the runs computed and reused in a run log (the store appends one word per run to the file
+    ``$OLR_RUN_LOG`` names)."""
+    events = path.read_text().split() if path.exists() else []
+    return {"computed": events.count("computed"), "reused": events.count("reused")}
 
 
 STATS_FILE = "execution_stats.json"
+BUILD_FILE = "execution_build.json"
 
 
 def record_execution(root: Path, entry: dict, profile: str, params: dict, seconds: float, counts: dict) -> None:
@@ -233,6 +221,15 @@ def record_execution(root: Path, entry: dict, profile: str, params: dict, second
         "machine": machine_description()}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(stats, indent=1, default=str))
+
+
+def record_build(root: Path, pages: int, at_once: int, seconds: float) -> None:
+    """Keep the wall time of the last execution of pages (book/generated/execution_build.json): with pages side
+    by side, the page times add up to more than it."""
+    path = root / "book" / "generated" / BUILD_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"pages": pages, "at_once": at_once, "seconds": round(seconds, 1),
+                                "executed": time.strftime("%Y-%m-%d %H:%M")}))
 
 
 def machine_description() -> str:
@@ -263,7 +260,13 @@ def write_execution_page(root: Path) -> Path:
                  f"| **{sum(stats[p]['reused'] for p in pages)}** | | | |")
     machines = sorted({stats[p]["machine"] for p in pages})
     codes = sorted({stats[p]["code"] for p in pages})
-    text = ("\n".join(lines) + f"\n\nPages executed: {len(pages)} of {len(order)}; in all {total / 60:.1f} minutes. "
+    build_path = root / "book" / "generated" / BUILD_FILE
+    build = json.loads(build_path.read_text()) if build_path.exists() else None
+    wall = (f" The last execution ran {build['pages']} page(s), {build['at_once']} at a time, in "
+            f"{build['seconds'] / 60:.1f} minutes of wall time; side by side, pages share the machine, so "
+            "their times add up to more than that." if build else "")
+    text = ("\n".join(lines) + f"\n\nPages executed: {len(pages)} of {len(order)}; their times add up to "
+            f"{total / 60:.1f} minutes.{wall} "
             f"Machine: {'; '.join(machines) or 'none recorded'}. Code: {'; '.join(codes) or 'none recorded'}.\n")
     out = root / "book" / "generated" / "execution_stats.md"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -321,13 +324,120 @@ def _student_config(root: Path) -> Path:
     return path
 
 
+def page_name(entry: dict) -> str:
+    return Path(entry["notebook"]).stem
+
+
+def page_dependencies(entries: list[dict]) -> dict[str, set[str]]:
+    """Each page -> the pages it waits for: the manifest's ``after`` (pages whose stored runs it reads, so it
+    must not compute them a second time beside them), ``all`` for every page listed before it."""
+    names = [page_name(e) for e in entries]
+    out = {}
+    for i, entry in enumerate(entries):
+        after = entry.get("after", [])
+        if after == "all":
+            out[names[i]] = set(names[:i])
+            continue
+        unknown = [a for a in after if a not in names[:i]]
+        if unknown:
+            raise ValueError(f"notebooks/manifest.yml: {entry['notebook']} waits for {unknown}, which is no page "
+                             f"listed before it; name pages above it, or 'all'")
+        out[names[i]] = set(after)
+    return out
+
+
+def default_pages_at_once() -> int:
+    """Pages executed side by side: two on a machine with two or more cores (one page's single-threaded
+    stretches, such as its kernel start, plots and summaries, then overlap another's runs), else one."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def execute_pages(root: Path, entries: list[dict], profile: str, overrides: dict | None, data_dir: str | None,
+                  at_once: int) -> dict[str, dict]:
+    """Execute ``entries`` (each in its own process, at most ``at_once`` at a time, a page never beside one it
+    waits for); returns each page's seconds and run counts. A failing page stops the build: no new page
+    starts, the running ones finish, and the error names the page and ends with what its kernel printed."""
+    if not isinstance(at_once, int) or isinstance(at_once, bool) or at_once < 1:
+        raise ValueError(f"option --pages-at-once={at_once!r} is invalid; use a positive count (default 2)")
+    chosen = {page_name(e) for e in entries}
+    waits = {page: deps & chosen for page, deps in page_dependencies(load_manifest(root)).items()
+             if page in chosen}
+    pending, running, finished, failure = list(entries), {}, {}, None
+    while running or (pending and failure is None):
+        while len(running) < at_once and failure is None:
+            busy = {page_name(e) for e in pending} | set(running)
+            ready = next((e for e in pending if not waits[page_name(e)] & busy), None)
+            if ready is None:
+                break
+            pending.remove(ready)
+            print(f"[olr book] executing {ready['notebook']} ({profile})", flush=True)
+            running[page_name(ready)] = _PageProcess(root, ready, profile, overrides, data_dir)
+        time.sleep(0.1)
+        for page, process in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[page]
+            outcome = process.finish()
+            if outcome is None:
+                failure = failure or (page, process.output_tail())
+                continue
+            finished[page] = outcome
+            record_execution(root, process.entry, profile, {**parameters_for(process.entry, profile),
+                                                            **(overrides or {})}, outcome["seconds"], outcome)
+            print(f"[olr book] {process.entry['notebook']} took {outcome['seconds']:.0f} s "
+                  f"({outcome['computed']} runs computed, {outcome['reused']} reused)", flush=True)
+    if failure:
+        raise PageFailedError(f"page {failure[0]} failed; the build stopped there. What it printed last:\n"
+                              f"{failure[1]}")
+    return finished
+
+
+class PageFailedError(RuntimeError):
+    """A page's notebook raised while it executed."""
+
+
+class _PageProcess:
+    """One page executed by ``python -m olr_core.book`` in a process of its own, which counts its runs in a
+    log of its own (``$OLR_RUN_LOG``) and keeps what it prints in a file."""
+
+    def __init__(self, root: Path, entry: dict, profile: str, overrides: dict | None, data_dir: str | None):
+        self.entry, self.folder = entry, tempfile.TemporaryDirectory()
+        self.log, self.output = Path(self.folder.name) / "runs.log", Path(self.folder.name) / "output.txt"
+        request = json.dumps({"root": str(root), "entry": entry, "profile": profile, "overrides": overrides or {},
+                              "data_dir": data_dir})
+        env = {**os.environ, "OLR_RUN_LOG": str(self.log)}
+        with open(self.output, "w") as out:
+            self.process = subprocess.Popen([sys.executable, "-m", "olr_core.book", request], env=env,
+                                            stdout=out, stderr=subprocess.STDOUT)
+        self.started = time.perf_counter()
+
+    def poll(self):
+        return self.process.poll()
+
+    def finish(self) -> dict | None:
+        """Seconds and run counts of a page that ended well, else None (see :meth:`output_tail`)."""
+        seconds = time.perf_counter() - self.started
+        if self.process.returncode != 0:
+            return None
+        counts = read_run_log(self.log)
+        self.folder.cleanup()
+        return {"seconds": seconds, **counts}
+
+    def output_tail(self, lines: int = 30) -> str:
+        text = self.output.read_text(errors="replace").splitlines()
+        self.folder.cleanup()
+        return "\n".join(line for line in text[-lines:] if "Kernel is running over TCP" not in line)
+
+
 def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False,
-               overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor") -> int:
+               overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor",
+               pages_at_once: int | None = None) -> int:
     """Execute the manifest's notebooks (or those ``only`` names, with ``overrides``) and build the HTML book.
 
     Every override is checked against each chosen page's parameters before anything runs.
     ``edition="student"`` builds into ``_build/student`` without the exercises' solutions,
     executing only the pages that have not been executed yet (unless ``only`` names some).
+    ``pages_at_once``: pages executed side by side (default :func:`default_pages_at_once`).
     """
     if edition not in EDITIONS:
         raise ValueError(f"unknown edition {edition!r}; valid: {', '.join(EDITIONS)}")
@@ -340,16 +450,11 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
     for entry in entries:
         check_overrides(root, entry, overrides or {})
-    for entry in entries:
-        print(f"[olr book] executing {entry['notebook']} ({profile})", flush=True)
-        started = time.perf_counter()
-        with run_log() as counts:
-            execute_notebook(root, entry, profile, overrides, data_dir)
-        seconds = time.perf_counter() - started
-        record_execution(root, entry, profile, {**parameters_for(entry, profile), **(overrides or {})}, seconds,
-                         counts)
-        print(f"[olr book] {entry['notebook']} took {seconds:.0f} s ({counts['computed']} runs computed, "
-              f"{counts['reused']} reused)", flush=True)
+    at_once = default_pages_at_once() if pages_at_once is None else pages_at_once
+    started = time.perf_counter()
+    execute_pages(root, entries, profile, overrides, data_dir, at_once)
+    if entries:
+        record_build(root, len(entries), at_once, time.perf_counter() - started)
     write_execution_page(root)
     if skip_build:
         return 0
@@ -385,3 +490,14 @@ def standalone_notebook(name: str, output, profile: str = "quick", overrides: di
         raise ValueError(f"{name!r} matches {len(entries)} pages ({', '.join(e['notebook'] for e in entries)}); "
                          "name exactly one")
     return execute_notebook(root, entries[0], profile, overrides, data_dir, Path(output).resolve())
+
+
+def _execute_requested_page(request: str) -> None:
+    """``python -m olr_core.book REQUEST``: execute the one page the JSON ``request`` names (the driver's
+    :class:`_PageProcess`)."""
+    asked = json.loads(request)
+    execute_notebook(Path(asked["root"]), asked["entry"], asked["profile"], asked["overrides"], asked["data_dir"])
+
+
+if __name__ == "__main__":
+    _execute_requested_page(sys.argv[1])

@@ -178,7 +178,8 @@ def cmd_book(args) -> int:
         print(list_pages())
         return 0
     return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                      overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition)
+                      overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition,
+                      pages_at_once=args.pages_at_once)
 
 
 def cmd_fit(args) -> int:
@@ -290,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--edition", default="instructor", choices=["instructor", "student"],
                       help="student: no exercise solutions, built into _build/student")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
+    book.add_argument("--pages-at-once", type=int, default=None, metavar="N",
+                      help="pages executed side by side, each in its own process (default: 2 on two or more "
+                           "cores, else 1); a page never runs beside a page whose runs it reads")
     book.set_defaults(func=cmd_book)
 
     fitter = sub.add_parser("fit", help="fit click models to a click log (olr run --click-log) and score them")

@@ -192,17 +192,18 @@ def test_every_cross_page_glue_reference_names_a_glued_key_with_a_format():
 def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monkeypatch):
     """The driver counts each page's runs (the store logs computed and reused ones) and writes the table the
     Execution statistics page includes: seconds and run counts per page, and totals."""
-    from olr_core.book import record_execution, run_log, write_execution_page
+    from olr_core.book import read_run_log, record_build, record_execution, write_execution_page
     from olr_core.experiments import ResultStore, expand_grid, run_grid
 
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "manifest.yml").write_text((ROOT / "notebooks" / "manifest.yml").read_text())
     specs = expand_grid({"algorithms": ["random", "oracle"], "rounds": 10})
     store = ResultStore(tmp_path / "r")
-    with run_log() as first:
-        run_grid(specs, store)
-    with run_log() as second:
-        run_grid(specs, store)
+    monkeypatch.setenv("OLR_RUN_LOG", str(tmp_path / "first.log"))
+    run_grid(specs, store)
+    monkeypatch.setenv("OLR_RUN_LOG", str(tmp_path / "second.log"))
+    run_grid(specs, store)
+    first, second = read_run_log(tmp_path / "first.log"), read_run_log(tmp_path / "second.log")
     assert first == {"computed": 2, "reused": 0} and second == {"computed": 0, "reused": 2}
     entries = load_manifest(ROOT)
     record_execution(tmp_path, entries[0], "quick", {"seeds": 1, "jobs": 2}, 12.3, first)
@@ -216,6 +217,9 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert f"| {second_link} | 30 | 0 | 2 | quick | seeds=2 |" in table
     assert all((ROOT / "notebooks" / f"{page}.ipynb").exists() for page in (first_page, second_page))
     assert "| **all 2 pages** | **42** | **2** | **2** |" in table and "cores, Python" in table
+    assert "add up to 0.7 minutes" in table and "wall time" not in table
+    record_build(tmp_path, 2, 2, 30.0)
+    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time" in write_execution_page(tmp_path).read_text()
 
 
 def test_the_provenance_box_never_splits_a_sentence_from_what_it_introduces():
@@ -230,3 +234,62 @@ def test_the_provenance_box_never_splits_a_sentence_from_what_it_introduces():
                md("So a verdict is never given on means."), code("x"), md("## Every claim")]
     assert provenance_position(opening) == 6
     assert provenance_position([md("Ends with:"), code("x")]) == 2
+
+
+def _timing_notebook(path: Path, body: str) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("seconds = 0.0", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, monkeypatch):
+    """Three pages, two at a time: b waits for a, c waits for nobody; so a and c start together and b only
+    after a has ended. Each page records when it started and ended."""
+    from olr_core.book import execute_pages, load_manifest
+
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    (tmp_path / "notebooks").mkdir()
+    stamp = ("import time, pathlib\nstart = time.time()\ntime.sleep(seconds)\n"
+             "pathlib.Path('{name}.txt').write_text(f'{{start}} {{time.time()}}')")
+    for name in "abc":
+        _timing_notebook(tmp_path / "notebooks" / f"{name}.ipynb", stamp.format(name=name))
+    (tmp_path / "notebooks" / "manifest.yml").write_text(
+        "notebooks:\n"
+        "  - {notebook: a.ipynb, profiles: {quick: {seconds: 3.0}, paper: {}}}\n"
+        "  - {notebook: b.ipynb, after: [a], profiles: {quick: {seconds: 0.5}, paper: {}}}\n"
+        "  - {notebook: c.ipynb, profiles: {quick: {seconds: 3.0}, paper: {}}}\n")
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
+    done = execute_pages(tmp_path, load_manifest(tmp_path), "quick", {}, None, at_once=2)
+    assert set(done) == {"a", "b", "c"} and all(d["computed"] == 0 for d in done.values())
+    times = {n: [float(x) for x in (tmp_path / "notebooks" / f"{n}.txt").read_text().split()] for n in "abc"}
+    assert times["c"][0] < times["a"][1] and times["a"][0] < times["c"][1]      # a and c overlapped
+    assert times["b"][0] >= times["a"][1]                                        # b started after a ended
+    assert (tmp_path / "book" / "generated" / "b.ipynb").exists()
+
+
+def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch):
+    from olr_core.book import PageFailedError, execute_pages, load_manifest, page_dependencies
+
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    (tmp_path / "notebooks").mkdir()
+    _timing_notebook(tmp_path / "notebooks" / "bad.ipynb", "raise ValueError('the planted fault')")
+    _timing_notebook(tmp_path / "notebooks" / "later.ipynb", "open('ran.txt', 'w').write('x')")
+    (tmp_path / "notebooks" / "manifest.yml").write_text(
+        "notebooks:\n"
+        "  - {notebook: bad.ipynb, profiles: {quick: {}, paper: {}}}\n"
+        "  - {notebook: later.ipynb, after: all, profiles: {quick: {}, paper: {}}}\n")
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
+    entries = load_manifest(tmp_path)
+    assert page_dependencies(entries) == {"bad": set(), "later": {"bad"}}
+    with pytest.raises(PageFailedError, match="page bad failed") as failed:
+        execute_pages(tmp_path, entries, "quick", {}, None, at_once=2)
+    assert "the planted fault" in str(failed.value)
+    assert not (tmp_path / "notebooks" / "ran.txt").exists()
+    with pytest.raises(ValueError, match="--pages-at-once=0 is invalid"):
+        execute_pages(tmp_path, entries, "quick", {}, None, at_once=0)
+    with pytest.raises(ValueError, match="later.ipynb waits for \\['nope'\\]"):
+        page_dependencies([entries[0], {**entries[1], "after": ["nope"]}])
