@@ -77,10 +77,13 @@ def team_draft_credit(team: np.ndarray, clicks: np.ndarray, n_rankers: int) -> n
 @njit(cache=True)
 def _probabilistic(rankings, length, tau, u_team, u_doc):
     m, n = rankings.shape
+    by_rank = np.empty(n)                       # 1 / rank^tau, the same for every ranker: one power per rank
+    for pos in range(n):
+        by_rank[pos] = 1.0 / (pos + 1.0) ** tau
     weight = np.empty((m, n))
     for r in range(m):
         for pos in range(n):
-            weight[r, rankings[r, pos]] = 1.0 / (pos + 1.0) ** tau
+            weight[r, rankings[r, pos]] = by_rank[pos]
     remaining = np.ones((m,)) * 0.0
     for r in range(m):
         remaining[r] = weight[r].sum()
