@@ -311,6 +311,15 @@ def test_the_books_profiles_run_what_the_claims_judge():
         assert parameters_for(entries["claims"], profile)["profile"] == profile
 
 
+def test_every_experiment_the_quick_profile_judges_has_five_paired_runs_per_cell():
+    """The verdicts' standard: an interval from at least 5 paired runs (seeds x folds) in every cell the quick
+    book judges, so that a claim can be decided rather than reported inconclusive for want of runs."""
+    for module in (dsp_claims, pairrank_claims, neural_claims, klrank_claims, topk_claims):
+        for experiment, sizes in module.PROFILES["quick"].items():
+            folds = sizes.get("folds", [sizes.get("fold", 1)])
+            assert sizes["seeds"] * len(folds) >= 5, (module.PAPER, experiment)
+
+
 def test_an_exact_difference_is_certain_and_a_tiny_sample_is_not_tested():
     from olr_core.claims import paired_test
 

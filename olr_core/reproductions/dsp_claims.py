@@ -26,7 +26,7 @@ PROFILES = {
              "figures": {"fold": 1, "seeds": 1, "rounds": 100, "cosine_rounds": 100, "lambdas": [0.0, 0.5, 1.0],
                          "ks": [0, 3], "rs": [0, 20]}},
     "quick": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000, "datasets": []},
-              "figures": {"fold": 1, "seeds": 2, "rounds": 2000, "cosine_rounds": 2000,
+              "figures": {"fold": 1, "seeds": 5, "rounds": 2000, "cosine_rounds": 2000,
                           "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
                           "rs": [0, 5, 10, 20, 50]}},
     "paper": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000, "datasets": ["synth-mq"]},

@@ -21,7 +21,7 @@ PAPER = "klrank"
 TITLE = "Regret-based online ranking for a growing digital library (NoRegret KLRank), Delage, KDD 2009"
 PAPER_RUNS = "1 run, 22,000 Cora queries"
 PROFILES = {"tiny": {"table2": {"seeds": 1, "rounds": 300}, "regret": {"seeds": 1, "rounds": 255}},
-            "quick": {"table2": {"seeds": 5, "rounds": None}, "regret": {"seeds": 3, "rounds": 8191}},
+            "quick": {"table2": {"seeds": 5, "rounds": None}, "regret": {"seeds": 5, "rounds": 8191}},
             "paper": {"table2": {"seeds": 10, "rounds": None}, "regret": {"seeds": 10, "rounds": 16383}}}
 MAIN_DATASETS = ["cora", "synth-library"]
 REGRET_DATASET = "synth-library-slow"

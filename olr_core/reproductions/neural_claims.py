@@ -24,7 +24,7 @@ QUICK_DATA = {"datasets": [], "real_datasets": ["mq2008"], "fallback": "synth-mq
 PAPER_DATA = {"datasets": ["synth-mslr"], "real_datasets": ["mq2008", "mslr-web10k", "yahoo"],
               "fallback": "synth-mslr"}
 PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200}},
-            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 2, "rounds": 2000}},
+            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 5, "rounds": 2000}},
             "paper": {"main": {"seeds": 10, "rounds": 5000, **PAPER_DATA}, "theory": {"seeds": 5, "rounds": 10000}}}
 MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
 THEORY_DATASET = "synth-mq-net"

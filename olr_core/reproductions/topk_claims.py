@@ -24,7 +24,7 @@ PAPER = "topk"
 TITLE = "Online learning to rank with top-k feedback (RTop-kF), Chaudhuri and Tewari, AISTATS 2016"
 PAPER_RUNS = "1 run, 100,000 (Yandex) or 200,000 (Yahoo!) queries"
 PROFILES = {"tiny": {"figure1": {"seeds": 1, "rounds": 300}, "regret": {"seeds": 1, "rounds": 640}},
-            "quick": {"figure1": {"seeds": 5, "rounds": 10000}, "regret": {"seeds": 2, "rounds": 10000}},
+            "quick": {"figure1": {"seeds": 5, "rounds": 10000}, "regret": {"seeds": 5, "rounds": 10000}},
             "paper": {"figure1": {"seeds": 5, "rounds": 100000}, "regret": {"seeds": 10, "rounds": 200000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "yahoo", "yandex-im2009"]
 REGRET_DATASET = "synth-mq-linear"
