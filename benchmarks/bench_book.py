@@ -2,8 +2,9 @@
 
 Runs the command in a fresh results store (a temporary folder, so no page reuses a stored run of an earlier
 build; the parse cache and numba's compiled code are kept, as on a machine that has built once), and
-records the wall time of the whole command, of executing the pages and of the Jupyter Book build, and
-each page's seconds with the runs it computed and reused (from the build's execution statistics).
+records the wall time of the whole command, of executing the pages (two at a time by default) and of the
+Jupyter Book build, and each page's seconds with the runs it computed and reused, the seconds its computed
+runs took and the costliest kinds of run (from the build's execution statistics).
 Takes about as long as the build itself (10-20 minutes on 2 cores).
 """
 
@@ -32,13 +33,17 @@ def run(profile: str = "quick") -> dict:
         subprocess.run([*OLR, "book", "--profile", profile], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         total = time.perf_counter() - started
-    stats = json.loads((ROOT / "book" / "generated" / "execution_stats.json").read_text())
-    pages = {page: {k: s[k] for k in ("seconds", "computed", "reused")} for page, s in stats.items()
-             if s["profile"] == profile}
-    executing = sum(p["seconds"] for p in pages.values())
+    generated = ROOT / "book" / "generated"
+    stats = json.loads((generated / "execution_stats.json").read_text())
+    build = json.loads((generated / "execution_build.json").read_text())
+    pages = {page: {k: s.get(k) for k in ("seconds", "computed", "reused", "run_seconds", "costliest")}
+             for page, s in stats.items() if s["profile"] == profile}
     return {"profile": profile, "cores": os.cpu_count(), "data_dir": bool(data_dir()),
-            "total_seconds": round(total), "pages_seconds": round(executing),
-            "jupyter_book_seconds": round(total - executing), "pages": pages}
+            "pages_at_once": build["at_once"], "total_seconds": round(total),
+            "pages_wall_seconds": round(build["seconds"]),
+            "pages_seconds_added_up": round(sum(p["seconds"] for p in pages.values())),
+            "run_seconds": round(sum(p["run_seconds"] or 0 for p in pages.values())),
+            "jupyter_book_seconds": round(total - build["seconds"]), "pages": pages}
 
 
 if __name__ == "__main__":

@@ -199,11 +199,26 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
     return target
 
 
-def read_run_log(path: Path) -> dict:
-    """Counts of the runs computed and reused in a run log (the store appends one word per run to the file
-    ``$OLR_RUN_LOG`` names)."""
-    events = path.read_text().split() if path.exists() else []
-    return {"computed": events.count("computed"), "reused": events.count("reused")}
+def read_run_log(path: Path, store=None) -> dict:
+    """Counts of the runs computed and reused in a run log (the store appends ``kind key`` per run to the
+    file ``$OLR_RUN_LOG`` names), and where the computed runs' time went: their seconds in all
+    (``run_seconds``) and per kind of run (``costliest``: algorithm on data set and horizon, runs, seconds;
+    the five costliest)."""
+    from .experiments import ResultStore
+
+    lines = [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+    kinds = [line[0] for line in lines if line]
+    computed = [line[1] for line in lines if len(line) == 2 and line[0] == "computed"]
+    store, by_kind = store or ResultStore(), {}
+    for key in computed:
+        if store.has(key):
+            label, seconds = store.run_seconds(key)
+            runs, total = by_kind.get(label, (0, 0.0))
+            by_kind[label] = (runs + 1, total + seconds)
+    costliest = sorted(by_kind.items(), key=lambda item: -item[1][1])[:5]
+    return {"computed": kinds.count("computed"), "reused": kinds.count("reused"),
+            "run_seconds": round(sum(total for _, total in by_kind.values()), 1),
+            "costliest": [[label, runs, round(total, 1)] for label, (runs, total) in costliest]}
 
 
 STATS_FILE = "execution_stats.json"
@@ -216,6 +231,7 @@ def record_execution(root: Path, entry: dict, profile: str, params: dict, second
     stats = json.loads(path.read_text()) if path.exists() else {}
     stats[Path(entry["notebook"]).stem] = {
         "seconds": round(seconds, 1), "computed": counts["computed"], "reused": counts["reused"],
+        "run_seconds": counts.get("run_seconds", 0.0), "costliest": counts.get("costliest", []),
         "profile": profile, "parameters": {k: v for k, v in params.items() if k not in ("data_dir", "jobs")},
         "code": f"olr_core {__version__}, code {code_fingerprint()}", "executed": time.strftime("%Y-%m-%d %H:%M"),
         "machine": machine_description()}
@@ -247,17 +263,18 @@ def write_execution_page(root: Path) -> Path:
     stats = json.loads(path.read_text()) if path.exists() else {}
     order = [Path(e["notebook"]).stem for e in load_manifest(root)]
     pages = [p for p in order if p in stats]
-    lines = ["| page | seconds | runs computed | runs reused | profile | parameters | executed |",
-             "|---|---:|---:|---:|---|---|---|"]
+    lines = ["| page | seconds | runs computed | runs reused | seconds in computed runs | profile | parameters "
+             "| executed |", "|---|---:|---:|---:|---:|---|---|---|"]
     for page in pages:
         s = stats[page]
         params = ", ".join(f"{k}={v}" for k, v in s["parameters"].items())
         link = f"{{doc}}`{page} </book/generated/{page}>`"
-        lines.append(f"| {link} | {s['seconds']:.0f} | {s['computed']} | {s['reused']} | {s['profile']} "
-                     f"| {params} | {s['executed']} |")
+        lines.append(f"| {link} | {s['seconds']:.0f} | {s['computed']} | {s['reused']} | {s.get('run_seconds', 0):.0f} "
+                     f"| {s['profile']} | {params} | {s['executed']} |")
     total = sum(stats[p]["seconds"] for p in pages)
     lines.append(f"| **all {len(pages)} pages** | **{total:.0f}** | **{sum(stats[p]['computed'] for p in pages)}** "
-                 f"| **{sum(stats[p]['reused'] for p in pages)}** | | | |")
+                 f"| **{sum(stats[p]['reused'] for p in pages)}** "
+                 f"| **{sum(stats[p].get('run_seconds', 0) for p in pages):.0f}** | | | |")
     machines = sorted({stats[p]["machine"] for p in pages})
     codes = sorted({stats[p]["code"] for p in pages})
     build_path = root / "book" / "generated" / BUILD_FILE
@@ -267,11 +284,27 @@ def write_execution_page(root: Path) -> Path:
             "their times add up to more than that." if build else "")
     text = ("\n".join(lines) + f"\n\nPages executed: {len(pages)} of {len(order)}; their times add up to "
             f"{total / 60:.1f} minutes.{wall} "
-            f"Machine: {'; '.join(machines) or 'none recorded'}. Code: {'; '.join(codes) or 'none recorded'}.\n")
+            f"Machine: {'; '.join(machines) or 'none recorded'}. Code: {'; '.join(codes) or 'none recorded'}.\n"
+            + costliest_runs_table(stats, pages))
     out = root / "book" / "generated" / "execution_stats.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return out
+
+
+def costliest_runs_table(stats: dict, pages: list[str], heaviest: int = 8) -> str:
+    """Where the time of the ``heaviest`` pages (by seconds in computed runs) went: per page, the kinds of run
+    that cost most (algorithm on data set and horizon: runs, seconds), from each run's own recorded time."""
+    ranked = sorted((p for p in pages if stats[p].get("costliest")), key=lambda p: -stats[p]["run_seconds"])
+    if not ranked:
+        return ""
+    rows = ["", "Where the runs' time went on the pages that computed most (each run records its own seconds; "
+            "with two workers a page's wall time is about half its run seconds plus its own work):", "",
+            "| page | seconds in computed runs | costliest runs (count, seconds) |", "|---|---:|---|"]
+    for page in ranked[:heaviest]:
+        kinds = "; ".join(f"{label} ({runs}, {seconds:.0f} s)" for label, runs, seconds in stats[page]["costliest"])
+        rows.append(f"| {page} | {stats[page]['run_seconds']:.0f} | {kinds} |")
+    return "\n".join(rows) + "\n"
 
 
 def mathjax_ready(root: Path) -> bool:

@@ -203,8 +203,12 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     run_grid(specs, store)
     monkeypatch.setenv("OLR_RUN_LOG", str(tmp_path / "second.log"))
     run_grid(specs, store)
-    first, second = read_run_log(tmp_path / "first.log"), read_run_log(tmp_path / "second.log")
-    assert first == {"computed": 2, "reused": 0} and second == {"computed": 0, "reused": 2}
+    first, second = read_run_log(tmp_path / "first.log", store), read_run_log(tmp_path / "second.log", store)
+    assert (first["computed"], first["reused"], second["computed"], second["reused"]) == (2, 0, 0, 2)
+    assert {label for label, _, _ in first["costliest"]} == {"random on synth-mq, 10 rounds",
+                                                             "oracle on synth-mq, 10 rounds"}
+    assert first["run_seconds"] == round(sum(s for _, _, s in first["costliest"]), 1) > 0
+    assert second["run_seconds"] == 0 and second["costliest"] == []
     entries = load_manifest(ROOT)
     record_execution(tmp_path, entries[0], "quick", {"seeds": 1, "jobs": 2}, 12.3, first)
     record_execution(tmp_path, entries[1], "quick", {"seeds": 2}, 30.0, second)
@@ -213,11 +217,12 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     # links are doc roles from the source root: the table is included into book/execution.md,
     # and the executed pages are book/generated/PAGE
     first_link, second_link = (f"{{doc}}`{p} </book/generated/{p}>`" for p in (first_page, second_page))
-    assert f"| {first_link} | 12 | 2 | 0 | quick | seeds=1 |" in table
-    assert f"| {second_link} | 30 | 0 | 2 | quick | seeds=2 |" in table
+    assert f"| {first_link} | 12 | 2 | 0 | 0 | quick | seeds=1 |" in table
+    assert f"| {second_link} | 30 | 0 | 2 | 0 | quick | seeds=2 |" in table
+    assert f"| {first_page} | 0 | random on synth-mq, 10 rounds (1, 0 s)" in table
     assert all((ROOT / "notebooks" / f"{page}.ipynb").exists() for page in (first_page, second_page))
-    assert "| **all 2 pages** | **42** | **2** | **2** |" in table and "cores, Python" in table
-    assert "add up to 0.7 minutes" in table and "wall time" not in table
+    assert "| **all 2 pages** | **42** | **2** | **2** | **0** |" in table and "cores, Python" in table
+    assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
     record_build(tmp_path, 2, 2, 30.0)
     assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time" in write_execution_page(tmp_path).read_text()
 

@@ -28,13 +28,14 @@ class CorruptResultError(ValueError):
     """A stored result that cannot be read; it has been moved to the store's quarantine folder."""
 
 
-def log_run_event(kind: str) -> None:
-    """Append ``kind`` ("computed" or "reused") to the file ``$OLR_RUN_LOG`` names, if any: the book's
-    driver counts, page by page, the runs each page computed and those it found in the store."""
+def log_run_event(kind: str, key: str) -> None:
+    """Append a line ``kind key`` (kind "computed" or "reused") to the file ``$OLR_RUN_LOG`` names, if any:
+    the book's driver counts, page by page, the runs each page computed and those it found in the store,
+    and adds up the seconds of those it computed."""
     path = os.environ.get("OLR_RUN_LOG")
     if path:
         with open(path, "a", encoding="utf-8") as log:
-            log.write(kind + "\n")
+            log.write(f"{kind} {key}\n")
 
 
 def key_of(meta: dict) -> str:
@@ -68,7 +69,7 @@ class ResultStore:
             self.load(key, quiet)
         except CorruptResultError:
             return False
-        log_run_event("reused")
+        log_run_event("reused", key)
         return True
 
     def save(self, key: str, spec: RunSpec, trace: RunTrace, data_fingerprint: str = "") -> Path:
@@ -84,7 +85,7 @@ class ResultStore:
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp.npz")
         np.savez_compressed(tmp, __meta__=np.array(meta), **trace.arrays())
         os.replace(tmp, path)
-        log_run_event("computed")
+        log_run_event("computed", key)
         return path
 
     def load(self, key: str, quiet: bool = False) -> tuple[dict, RunTrace]:
@@ -108,6 +109,13 @@ class ResultStore:
             raise CorruptResultError(f"stored result {path} could not be used ({reason}); moved to {target}. "
                                      "Run the grid or command again to recompute it") from None
         return meta, trace
+
+    def run_seconds(self, key: str) -> tuple[str, float]:
+        """(algorithm on data set, rounds; the seconds the run took) of a stored run, from its metadata alone."""
+        with np.load(self.path(key), allow_pickle=False) as z:
+            meta = json.loads(str(z["__meta__"]))
+        spec = meta["spec"]
+        return f"{spec['algorithm']} on {spec['dataset']}, {spec['rounds']} rounds", float(meta["seconds"])
 
     def keys(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("*/*.npz") if ".tmp" not in p.name and p.parent.name != QUARANTINE)

@@ -109,11 +109,12 @@ def lambda_pair_weights(win: np.ndarray, lose: np.ndarray, n_clicks: int) -> np.
 def pairwise_logistic_gradient(scorer, theta, win, lose, weight) -> tuple[float, np.ndarray]:
     """Mean over pairs of weight * log(1 + exp(-(f(x_w) - f(x_l)))) and its gradient in theta."""
     X = np.concatenate([win, lose])
-    s = scorer.scores(X, theta)
+    forward = scorer.forward(X, theta)
+    s = forward[2]
     margin = s[: len(win)] - s[len(win):]
     loss = float((weight * np.logaddexp(0.0, -margin)).mean())
     d_margin = -weight * expit(-margin) / len(win)
-    return loss, scorer.backward(X, theta, np.concatenate([d_margin, -d_margin]))
+    return loss, scorer.backward(X, theta, np.concatenate([d_margin, -d_margin]), forward)
 
 
 @njit(cache=True)

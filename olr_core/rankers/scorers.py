@@ -121,18 +121,25 @@ class ReLUScorer:
         return pre, np.maximum(pre, 0.0)
 
     def scores(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        return self.forward(X, theta)[2]
+
+    def forward(self, X: np.ndarray, theta: np.ndarray):
+        """W1 x, relu(W1 x) and the scores sqrt(m) w2 . relu(W1 x) for each row of X (a backward pass that is
+        given them does not compute the hidden layer a second time)."""
         _, w2 = self.split(theta, X.shape[1])
-        return np.sqrt(self.hidden) * (self.hidden_layer(X, theta)[1] @ w2)
+        pre, hidden = self.hidden_layer(X, theta)
+        return pre, hidden, np.sqrt(self.hidden) * (hidden @ w2)
 
     def scores_many(self, X: np.ndarray, thetas: np.ndarray) -> np.ndarray:
         W1, w2 = self.split(thetas, X.shape[1])
         hidden = np.maximum(np.einsum("nd,khd->knh", X, W1), 0.0)
         return np.sqrt(self.hidden) * np.einsum("knh,kh->kn", hidden, w2)
 
-    def backward(self, X: np.ndarray, theta: np.ndarray, dscores: np.ndarray) -> np.ndarray:
-        """sum_i dscores_i g(x_i), g = d f / d theta (one matrix product per layer)."""
+    def backward(self, X: np.ndarray, theta: np.ndarray, dscores: np.ndarray, forward=None) -> np.ndarray:
+        """sum_i dscores_i g(x_i), g = d f / d theta (one matrix product per layer); ``forward``: the
+        :meth:`forward` pass of the same X and theta, if already made."""
         _, w2 = self.split(theta, X.shape[1])
-        pre, hidden = self.hidden_layer(X, theta)
+        pre, hidden, _ = forward if forward is not None else self.forward(X, theta)
         root = np.sqrt(self.hidden)
         d_pre = (dscores[:, None] * (pre > 0)) * (root * w2)            # n x m
         return np.concatenate([(d_pre.T @ X).ravel(), root * (hidden.T @ dscores)])
