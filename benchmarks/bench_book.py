@@ -33,7 +33,13 @@ def run(profile: str = "quick") -> dict:
         subprocess.run([*OLR, "book", "--profile", profile], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         total = time.perf_counter() - started
-    generated = ROOT / "book" / "generated"
+    return summarise(ROOT, profile, total)
+
+
+def summarise(root: Path, profile: str, total: float) -> dict:
+    """The record of a build of ``root`` that took ``total`` seconds (``olr book`` with the Jupyter Book build),
+    from the execution statistics it wrote; also for a build made elsewhere, e.g. by CI's ``.ci/run``."""
+    generated = root / "book" / "generated"
     stats = json.loads((generated / "execution_stats.json").read_text())
     build = json.loads((generated / "execution_build.json").read_text())
     pages = {page: {k: s.get(k) for k in ("seconds", "computed", "reused", "run_seconds", "costliest")}
