@@ -362,8 +362,9 @@ def page_name(entry: dict) -> str:
 
 
 def page_dependencies(entries: list[dict]) -> dict[str, set[str]]:
-    """Each page -> the pages it waits for: the manifest's ``after`` (pages whose stored runs it reads, so it
-    must not compute them a second time beside them), ``all`` for every page listed before it."""
+    """Each page -> the pages it waits for: the manifest's ``after`` (pages whose stored runs or tuning choices
+    it reads: it must neither compute their runs a second time beside them nor run before their choices are
+    made), ``all`` for every page listed before it."""
     names = [page_name(e) for e in entries]
     out = {}
     for i, entry in enumerate(entries):
@@ -395,7 +396,18 @@ def execute_pages(root: Path, entries: list[dict], profile: str, overrides: dict
     chosen = {page_name(e) for e in entries}
     waits = {page: deps & chosen for page, deps in page_dependencies(load_manifest(root)).items()
              if page in chosen}
-    pending, running, finished, failure = list(entries), {}, {}, None
+    pending, running, finished = list(entries), {}, {}
+    try:
+        _schedule(root, profile, overrides, data_dir, at_once, waits, pending, running, finished)
+    finally:
+        for process in running.values():            # interrupted (or failed): no page goes on without us
+            process.stop()
+    return finished
+
+
+def _schedule(root, profile, overrides, data_dir, at_once, waits, pending, running, finished) -> None:
+    """The loop of :func:`execute_pages`: start every ready page while a slot is free, collect the ended ones."""
+    failure = None
     while running or (pending and failure is None):
         while len(running) < at_once and failure is None:
             busy = {page_name(e) for e in pending} | set(running)
@@ -422,7 +434,6 @@ def execute_pages(root: Path, entries: list[dict], profile: str, overrides: dict
     if failure:
         raise PageFailedError(f"page {failure[0]} failed; the build stopped there. What it printed last:\n"
                               f"{failure[1]}")
-    return finished
 
 
 class PageFailedError(RuntimeError):
@@ -446,6 +457,12 @@ class _PageProcess:
 
     def poll(self):
         return self.process.poll()
+
+    def stop(self) -> None:
+        """End the page's process (and so its kernel and workers, which watch it) if it still runs."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait()
 
     def finish(self) -> dict | None:
         """Seconds and run counts of a page that ended well, else None (see :meth:`output_tail`)."""

@@ -172,14 +172,18 @@ def cmd_store(args) -> int:
 
 
 def cmd_book(args) -> int:
-    from .book import build_book, list_pages
+    from .book import PageFailedError, build_book, list_pages
 
     if args.list:
         print(list_pages())
         return 0
-    return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                      overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir, edition=args.edition,
-                      pages_at_once=args.pages_at_once)
+    try:
+        return build_book(args.profile, only=args.only, skip_build=args.no_build,
+                          overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
+                          edition=args.edition, pages_at_once=args.pages_at_once)
+    except PageFailedError as failed:
+        print(f"olr: error: {failed}", file=sys.stderr)
+        return 1
 
 
 def cmd_fit(args) -> int:

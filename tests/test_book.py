@@ -278,7 +278,7 @@ def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, 
     assert (tmp_path / "book" / "generated" / "b.ipynb").exists()
 
 
-def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch):
+def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch, capsys):
     from olr_core.book import PageFailedError, execute_pages, load_manifest, page_dependencies
 
     (tmp_path / "_config.yml").write_text("title: t\n")
@@ -298,6 +298,13 @@ def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch):
     assert not (tmp_path / "notebooks" / "ran.txt").exists()
     with pytest.raises(ValueError, match="--pages-at-once=0 is invalid"):
         execute_pages(tmp_path, entries, "quick", {}, None, at_once=0)
+    from olr_core.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["book", "--no-build"]) == 1                 # from the command line: the error, not a traceback
+    err = capsys.readouterr().err
+    assert err.startswith("olr: error: page bad failed") and "the planted fault" in err
     with pytest.raises(ValueError, match="later.ipynb waits for \\['nope'\\]"):
         page_dependencies([entries[0], {**entries[1], "after": ["nope"]}])
 
