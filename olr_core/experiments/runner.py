@@ -196,6 +196,19 @@ def _iterate_processes(todo, workers: int, data_dir):
             future.cancel()
 
 
+def map_on_workers(function, items: list, jobs: int = 1) -> list:
+    """``[function(item) for item in items]``, in order, on ``jobs`` local worker processes: the pool
+    :func:`run_grid` uses, so a page's grid and its other heavy work (e.g. regret comparators) share its
+    workers. ``function`` must be importable by name (a module-level function)."""
+    workers = worker_count(jobs)
+    if workers == 1 or len(items) < 2:
+        return [function(item) for item in items]
+    from joblib.externals.loky import get_reusable_executor
+
+    pool = get_reusable_executor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
+    return list(pool.map(function, items))
+
+
 def _iterate_dask(todo, address, data_dir, jobs: int = -1, timeout: float = 10.0):
     from dask.distributed import Client, LocalCluster, as_completed
 

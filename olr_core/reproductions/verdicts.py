@@ -78,7 +78,7 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
         frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
-                                                 data_dir=data_dir).assign(config=config)
+                                                 data_dir=data_dir, jobs=jobs).assign(config=config)
                           for name, specs in grids.items() if specs}
     return frames, missing
 
