@@ -487,3 +487,36 @@ def test_linear_scores_add_each_documents_terms_in_feature_order_to_the_last_bit
         expected = expected + X[:, f][None, :] * thetas[:, f][:, None]
     assert np.array_equal(linear_scores_many(X, thetas), expected)
     assert np.allclose(expected, thetas @ X.T)
+
+
+def test_nsgd_tie_breaker_scores_the_stored_difficult_queries_one_by_one():
+    """NSGD breaks a tie between winning candidates by the DCG of the clicks of its difficult queries. The
+    stacked computation equals, to rounding, the definition query by query: each query's documents by
+    descending score, equal documents (here: duplicated rows, as MQ2008 has) in display order."""
+    from collections import deque
+
+    rng = np.random.default_rng(4)
+    ranker = make_ranker("nsgd")
+    ranker.start(load_fold("synth-mq", 1, None).train, rng)
+    d = len(ranker.theta)
+    ranker.difficult = deque(maxlen=10)
+    for size in (10, 3, 7, 10, 1):
+        features = rng.random((size, d))
+        features[size // 2:] = features[0]                       # duplicates: exact ties
+        ranker.difficult.append((features, rng.random(size) < 0.4))
+    ranker._stacked = None
+
+    def by_query(theta):
+        total = 0.0
+        for features, clicks in ranker.difficult:
+            order = np.argsort(-(features * theta).sum(axis=1), kind="stable")
+            ranks = np.empty(len(order), dtype=np.int64)
+            ranks[order] = np.arange(len(order))
+            total += float((clicks / np.log2(ranks + 2.0)).sum())
+        return total
+
+    for _ in range(20):
+        theta = rng.normal(size=d)
+        assert ranker._clicked_dcg(theta) == pytest.approx(by_query(theta), rel=1e-12)
+    ranker.observe(None, None, None, np.zeros((1, d)), np.array([-1.0]))     # a loser only: no new query
+    assert ranker._stacked is not None

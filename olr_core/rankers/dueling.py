@@ -202,6 +202,7 @@ class NSGD(DuelingRanker):
         self.losers = deque(maxlen=self.history)
         self.difficult = deque(maxlen=self.n_difficult)
         self._span = None                   # the losing span, kept until the losers change
+        self._stacked = None                # the difficult queries as one array, kept until they change
 
     def losing_span(self) -> np.ndarray:
         """Orthonormal rows spanning the worst recent losing directions (at most d - 1 of them)."""
@@ -231,6 +232,7 @@ class NSGD(DuelingRanker):
         if (margins > 0).any():
             shown = display.ranking
             self.difficult.append((query.features[shown], feedback.clicks[: len(shown)].copy()))
+            self._stacked = None
 
     def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
         if self.winners == "mean":
@@ -243,10 +245,18 @@ class NSGD(DuelingRanker):
         return directions[best[self.rng.integers(len(best))]]
 
     def _clicked_dcg(self, theta: np.ndarray) -> float:
-        total = 0.0
-        for features, clicks in self.difficult:
-            order = np.argsort(-self.scorer.scores(features, theta), kind="stable")
-            ranks = np.empty(len(order), dtype=np.int64)
-            ranks[order] = np.arange(len(order))
-            total += float((clicks / np.log2(ranks + 2.0)).sum())
-        return total
+        """The DCG of the clicks of the stored difficult queries under ``theta``'s rankings (each query's
+        documents by descending score, ties in display order), summed over the queries. A linear score is
+        summed row by row, so that equal documents tie exactly, however many queries are stacked."""
+        if self._stacked is None:
+            sizes = [len(features) for features, _ in self.difficult]
+            segment = np.repeat(np.arange(len(sizes)), sizes)
+            start = np.repeat(np.cumsum([0, *sizes[:-1]]), sizes)
+            self._stacked = (np.concatenate([f for f, _ in self.difficult]),
+                             np.concatenate([c for _, c in self.difficult]), segment, start)
+        features, clicks, segment, start = self._stacked
+        scores = (features * theta).sum(axis=1) if self.scorer.linear else self.scorer.scores(features, theta)
+        order = np.lexsort((-scores, segment))                                  # per query, stable
+        ranks = np.empty(len(order), dtype=np.int64)
+        ranks[order] = np.arange(len(order)) - start[order]
+        return float((clicks / np.log2(ranks + 2.0)).sum())
