@@ -201,7 +201,7 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
 
 def read_run_log(path: Path, store=None) -> dict:
     """Counts of the runs computed and reused in a run log (the store appends ``kind key`` per run to the
-    file ``$OLR_RUN_LOG`` names), and where the computed runs' time went: their seconds in all
+    file ``$OLR_RUN_LOG`` names), and where the computed runs' time went: their CPU seconds in all
     (``run_seconds``) and per kind of run (``costliest``: algorithm on data set and horizon, runs, seconds;
     the five costliest)."""
     from .experiments import ResultStore
@@ -263,7 +263,7 @@ def write_execution_page(root: Path) -> Path:
     stats = json.loads(path.read_text()) if path.exists() else {}
     order = [Path(e["notebook"]).stem for e in load_manifest(root)]
     pages = [p for p in order if p in stats]
-    lines = ["| page | seconds | runs computed | runs reused | seconds in computed runs | profile | parameters "
+    lines = ["| page | seconds | runs computed | runs reused | CPU seconds in computed runs | profile | parameters "
              "| executed |", "|---|---:|---:|---:|---:|---|---|---|"]
     for page in pages:
         s = stats[page]
@@ -298,9 +298,10 @@ def costliest_runs_table(stats: dict, pages: list[str], heaviest: int = 8) -> st
     ranked = sorted((p for p in pages if stats[p].get("costliest")), key=lambda p: -stats[p]["run_seconds"])
     if not ranked:
         return ""
-    rows = ["", "Where the runs' time went on the pages that computed most (each run records its own seconds; "
-            "with two workers a page's wall time is about half its run seconds plus its own work):", "",
-            "| page | seconds in computed runs | costliest runs (count, seconds) |", "|---|---:|---|"]
+    rows = ["", "Where the runs' time went on the pages that computed most (each run records the CPU seconds it "
+            "took, which other work on the machine does not change; a page's workers share two cores with the "
+            "page beside it):", "",
+            "| page | CPU seconds in computed runs | costliest runs (count, CPU seconds) |", "|---|---:|---|"]
     for page in ranked[:heaviest]:
         kinds = "; ".join(f"{label} ({runs}, {seconds:.0f} s)" for label, runs, seconds in stats[page]["costliest"])
         rows.append(f"| {page} | {stats[page]['run_seconds']:.0f} | {kinds} |")

@@ -6,6 +6,7 @@ import functools
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -89,18 +90,20 @@ def spec_key(spec: RunSpec, data_dir: str | None = None) -> str:
 
 
 def _execute_keyed(spec: RunSpec, data_dir: str | None, cwd: str | None = None, path: tuple = ()):
-    """(spec, its trace or the NonFiniteModelError it ended with, the data fingerprint). ``cwd`` and ``path``:
+    """(spec, its trace or the NonFiniteModelError it ended with, the data fingerprint, the CPU seconds the
+    run took: unlike its wall time, the same whether or not other work shares the core). ``cwd`` and ``path``:
     the working directory and module path of the process that submitted the run; a worker takes them on
     (what exists on its machine), so that a ranker, user or data set named by a relative file path or a
     module reference is found as the submitter finds it, also by a worker started before."""
     if cwd and os.path.isdir(cwd) and os.getcwd() != cwd:
         os.chdir(cwd)
     sys.path.extend(p for p in path if p not in sys.path and os.path.isdir(p))
+    started = time.process_time()
     try:
         trace = execute(spec, data_dir)
     except NonFiniteModelError as err:
         trace = err
-    return spec, trace, data_fingerprint(spec.dataset, spec.fold, data_dir)
+    return spec, trace, data_fingerprint(spec.dataset, spec.fold, data_dir), time.process_time() - started
 
 
 def _progress_bar(total: int, desc: str, enabled: bool | None):
@@ -129,13 +132,13 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
     todo = list({spec_key(s, data_dir): s for s in todo}.values())   # identical specs run once
     bar = _progress_bar(len(todo), "runs", progress)
-    for spec, trace, fingerprint in _iterate(todo, jobs, dask, data_dir):
+    for spec, trace, fingerprint, cpu_seconds in _iterate(todo, jobs, dask, data_dir):
         if isinstance(trace, NonFiniteModelError):
             if diverged is None:
                 raise trace
             diverged.append((spec, str(trace)))
         else:
-            store.save(spec.key(fingerprint), spec, trace, fingerprint)
+            store.save(spec.key(fingerprint), spec, trace, fingerprint, cpu_seconds)
         bar.update(1)
     bar.close()
     return keys

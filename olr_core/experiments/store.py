@@ -22,6 +22,8 @@ from ..quarantine import quarantine_file
 from .spec import RunSpec
 
 QUARANTINE = "quarantine"
+# The parameters that change what a round computes (not its step sizes): a run's cost is told by them.
+COST_PARAMETERS = ("multileave", "credit_samples", "n_candidates", "width", "hidden", "uncertainty", "training")
 
 
 class CorruptResultError(ValueError):
@@ -72,16 +74,17 @@ class ResultStore:
         log_run_event("reused", key)
         return True
 
-    def save(self, key: str, spec: RunSpec, trace: RunTrace, data_fingerprint: str = "") -> Path:
+    def save(self, key: str, spec: RunSpec, trace: RunTrace, data_fingerprint: str = "",
+             cpu_seconds: float | None = None) -> Path:
         """Store ``trace`` under ``key``, which must be ``spec``'s key on the data ``data_fingerprint`` names
-        (the file records both, so that a load can check them)."""
+        (the file records both, so that a load can check them), with the CPU seconds the run took if known."""
         if spec.key(data_fingerprint) != key:
             raise ValueError(f"refusing to store a run of {spec.label()} under key {key}: its spec and data give "
                              f"{spec.key(data_fingerprint)}")
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        meta = json.dumps({"spec": spec.canonical(), "data": data_fingerprint, "seconds": trace.seconds},
-                          default=str)
+        meta = json.dumps({"spec": spec.canonical(), "data": data_fingerprint, "seconds": trace.seconds,
+                           **({"cpu_seconds": cpu_seconds} if cpu_seconds is not None else {})}, default=str)
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp.npz")
         np.savez_compressed(tmp, __meta__=np.array(meta), **trace.arrays())
         os.replace(tmp, path)
@@ -111,11 +114,14 @@ class ResultStore:
         return meta, trace
 
     def run_seconds(self, key: str) -> tuple[str, float]:
-        """(algorithm on data set, rounds; the seconds the run took) of a stored run, from its metadata alone."""
+        """(what ran: algorithm with its parameters, on data set, rounds; the CPU seconds it took, or its wall
+        seconds if no CPU time was recorded) of a stored run, from its metadata alone."""
         with np.load(self.path(key), allow_pickle=False) as z:
             meta = json.loads(str(z["__meta__"]))
         spec = meta["spec"]
-        return f"{spec['algorithm']} on {spec['dataset']}, {spec['rounds']} rounds", float(meta["seconds"])
+        shown = ",".join(f"{k}={v}" for k, v in sorted(spec.get("params", {}).items()) if k in COST_PARAMETERS)
+        name = f"{spec['algorithm']}({shown})" if shown else spec["algorithm"]
+        return f"{name} on {spec['dataset']}, {spec['rounds']} rounds", float(meta.get("cpu_seconds", meta["seconds"]))
 
     def keys(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("*/*.npz") if ".tmp" not in p.name and p.parent.name != QUARANTINE)
