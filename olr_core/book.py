@@ -282,10 +282,9 @@ def write_execution_page(root: Path) -> Path:
     wall = (f" The last execution ran {build['pages']} page(s), {build['at_once']} at a time, in "
             f"{build['seconds'] / 60:.1f} minutes of wall time; side by side, pages share the machine, so "
             "their times add up to more than that." if build else "")
-    text = ("\n".join(lines) + f"\n\nPages executed: {len(pages)} of {len(order)}; their times add up to "
-            f"{total / 60:.1f} minutes.{wall} "
+    text = (f"Pages executed: {len(pages)} of {len(order)}; their times add up to {total / 60:.1f} minutes.{wall} "
             f"Machine: {'; '.join(machines) or 'none recorded'}. Code: {'; '.join(codes) or 'none recorded'}.\n"
-            + costliest_runs_table(stats, pages))
+            + costliest_runs_table(stats, pages) + "\nEvery page:\n\n" + "\n".join(lines) + "\n")
     out = root / "book" / "generated" / "execution_stats.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
