@@ -83,6 +83,8 @@ def test_one_page_reexecutes_with_the_readers_parameters(book_copy):
             assert "remove-cell" in tags or "hide-input" in tags
     # the shared results store: 6 algorithms x 3 users x 3 seeds, as the text says and as the code ran
     assert len(list((book_copy / "results").glob("*/*.npz"))) == 6 * 3 * 3 * 2
+    # one page is not the book: the whole book's wall-time record is left as it was
+    assert not (book_copy / "book" / "generated" / "execution_build.json").exists()
 
 
 @pytest.mark.parametrize("argv, named", [
