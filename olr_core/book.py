@@ -202,8 +202,8 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
 def read_run_log(path: Path, store=None) -> dict:
     """Counts of the runs computed and reused in a run log (the store appends ``kind key`` per run to the
     file ``$OLR_RUN_LOG`` names), and where the computed runs' time went: their CPU seconds in all
-    (``run_seconds``) and per kind of run (``costliest``: algorithm on data set and horizon, runs, seconds;
-    the five costliest)."""
+    (``run_seconds``) and per kind of run (``costliest``: the label :meth:`.ResultStore.run_seconds` gives,
+    runs, seconds; the five costliest)."""
     from .experiments import ResultStore
 
     lines = [line.split() for line in path.read_text().splitlines()] if path.exists() else []

@@ -180,14 +180,20 @@ def _start_worker(parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
+def _worker_pool(workers: int):
+    """The process's pool of ``workers`` grid workers (loky's reusable executor: started once, kept between
+    calls with the same size)."""
+    from joblib.externals.loky import get_reusable_executor
+
+    return get_reusable_executor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
+
+
 def _iterate_processes(todo, workers: int, data_dir):
     """Runs on ``workers`` local processes (loky, which needs no ``__main__`` guard in the caller's
     script), yielded as they finish; each worker exits as soon as its parent is gone."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from joblib.externals.loky import get_reusable_executor
-
-    pool = get_reusable_executor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
+    pool = _worker_pool(workers)
     pending = {pool.submit(_execute_keyed, spec, data_dir, os.getcwd(), tuple(sys.path)) for spec in todo}
     try:
         while pending:
@@ -206,10 +212,7 @@ def map_on_workers(function, items: list, jobs: int = 1) -> list:
     workers = worker_count(jobs)
     if workers == 1 or len(items) < 2:
         return [function(item) for item in items]
-    from joblib.externals.loky import get_reusable_executor
-
-    pool = get_reusable_executor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
-    return list(pool.map(function, items))
+    return list(_worker_pool(workers).map(function, items))
 
 
 def _iterate_dask(todo, address, data_dir, jobs: int = -1, timeout: float = 10.0):

@@ -172,17 +172,14 @@ def comparators(surrogate: str, data: RankingData, rounds: int, seed: int, horiz
 
     def compute():
         with blas_threads():
-            return _best_fixed_losses()
-
-    def _best_fixed_losses():
-        loss = BatchLoss(surrogate, data)
-        queries = query_sequence(data.n_queries, rounds, seed)
-        values, w = [], None
-        for T in horizons:
-            counts = np.bincount(queries[:T], minlength=data.n_queries).astype(float)
-            value, w = best_fixed(loss, counts, radius, w)
-            values.append(value)
-        return values
+            loss = BatchLoss(surrogate, data)
+            queries = query_sequence(data.n_queries, rounds, seed)
+            values, w = [], None
+            for T in horizons:
+                counts = np.bincount(queries[:T], minlength=data.n_queries).astype(float)
+                value, w = best_fixed(loss, counts, radius, w)
+                values.append(value)
+            return values
 
     key = [COMPARATOR_VERSION, surrogate, data.fingerprint(), rounds, seed, [int(h) for h in horizons], radius]
     return cached_array("comparators", key, compute)
