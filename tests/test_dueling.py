@@ -165,6 +165,26 @@ def test_sampled_credit_is_refused_with_team_draft():
         DBGD(credit_samples=100)
 
 
+def test_multileave_from_scores_matches_the_multileave_of_the_sorted_rankings():
+    """The compiled rounds multileave without sorting the 50 rankings; list and posteriors must be those
+    of the sorted rankings exactly, with tied scores (the noise decides), ties in the noise too, and a NaN."""
+    from olr_core.rankers.interleaving import _probabilistic, _probabilistic_scored
+    rng = np.random.default_rng(7)
+    for case in range(300):
+        m, n = int(rng.integers(2, 12)), int(rng.integers(1, 40))
+        scores = rng.integers(0, 4 if case % 2 else 1000, (m, n)).astype(float)
+        noise = rng.random((m, n))
+        if case % 5 == 0:
+            noise[:, : n // 2] = 0.5                     # equal keys: the lower index first, as lexsort
+        if case % 7 == 0:
+            scores[0, 0] = np.nan
+        length, draws = min(10, n), rng.random((2, 10))
+        rankings = np.lexsort((noise, -scores), axis=-1)
+        want = _probabilistic(rankings, length, 3.0, draws[0], draws[1])
+        got = _probabilistic_scored(scores, noise, length, 3.0, draws[0], draws[1])
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
 def test_probabilistic_first_slot_follows_the_rank_distribution():
     rng = np.random.default_rng(4)
     ranking = np.arange(5)

@@ -26,7 +26,13 @@ from ..metrics import rank_by_scores
 from ..params import FLAG, Param, at_least, between, choice, positive
 from .base import BaseRanker, Display
 from .dueling_compiled import CompiledDuels
-from .interleaving import pm_outcomes, pm_outcomes_sampled, probabilistic_multileave, team_draft, team_draft_credit
+from .interleaving import (
+    pm_outcomes,
+    pm_outcomes_sampled,
+    probabilistic_multileave_scored,
+    team_draft,
+    team_draft_credit,
+)
 from .projection import DocumentSpace, orthonormal_basis
 from .scorers import make_scorer, unit_sphere
 
@@ -75,11 +81,11 @@ class DuelingRanker(BaseRanker):
     def rank(self, query) -> Display:
         directions = self.propose(query)
         thetas = np.concatenate([self.theta[None, :], self.theta + self.step * directions])
-        rankings = rank_by_scores(self.scorer.scores_many(query.features, thetas), self.rng)
+        scores = self.scorer.scores_many(query.features, thetas)
         if self.multileave == "team_draft":
-            shown, team = team_draft(rankings, self.cutoff, self.rng, self.shared_prefix)
+            shown, team = team_draft(rank_by_scores(scores, self.rng), self.cutoff, self.rng, self.shared_prefix)
             return Display(shown, info=(directions, team, None))
-        shown, posterior = probabilistic_multileave(rankings, self.cutoff, self.rng, self.tau)
+        shown, posterior = probabilistic_multileave_scored(scores, self.cutoff, self.rng, self.tau)
         return Display(shown, info=(directions, None, posterior))
 
     def learn(self, query, display, feedback) -> dict:

@@ -28,7 +28,7 @@ from .. import click_models, kernels
 from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks, flip_clicks
 from ..kernels import flush_stale_cache, segment_top_k
 from . import interleaving, projection, scorers
-from .interleaving import _alias_tables, _mean_sampled_signs, _probabilistic, _team_draft
+from .interleaving import _alias_tables, _mean_sampled_signs, _probabilistic_scored, _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
 from .scorers import linear_scores_many, unit_sphere
 
@@ -42,27 +42,6 @@ def top_rows(scores, keys, k):
     out = np.empty((m, min(k, n)), dtype=np.int64)
     for r in range(m):
         segment_top_k(scores[r], -keys[r], 0, n, k, out[r])
-    return out
-
-
-@njit(cache=True)
-def rank_rows(scores, noise):
-    """Each row's full ranking by descending score, ties by ascending noise: ``np.lexsort((noise, -scores))``,
-    i.e. :func:`olr_core.metrics.rank_by_scores` given the noise it draws (probabilistic multileaving weighs
-    every rank, so no row can be cut short)."""
-    m, n = scores.shape
-    out = np.empty((m, n), dtype=np.int64)
-    for r in range(m):
-        order = np.argsort(-scores[r], kind="mergesort")
-        strict = True
-        for i in range(1, n):
-            if not scores[r, order[i]] < scores[r, order[i - 1]]:      # a tie or a NaN: the noise decides
-                strict = False
-                break
-        if not strict:
-            by_noise = np.argsort(noise[r])
-            order = by_noise[np.argsort(-scores[r][by_noise], kind="mergesort")]
-        out[r] = order
     return out
 
 
@@ -182,10 +161,10 @@ def play_probabilistic(features, labels, offsets, queries, directions, rng, user
         n = hi - lo
         X = features[lo:hi]
         scores = linear_scores_many(X, _candidates(theta, step, directions[t]))
-        rankings = rank_rows(scores, rng.random((n_rankers, n)))
+        noise = rng.random((n_rankers, n))                 # the rankings' tie-breaking keys
         length = min(list_length, n)
         draws = rng.random((2, length))
-        shown, posterior = _probabilistic(rankings, length, tau, draws[0], draws[1])
+        shown, posterior = _probabilistic_scored(scores, noise, length, tau, draws[0], draws[1])
         clicked, last = _show(shown, length, shown_length, shown_out[t], labels[lo:hi], user_draws[t], chain,
                               click_prob, stop_table, exam_table, exam_click_table, epsilon)
         won_out[t] = 0.0

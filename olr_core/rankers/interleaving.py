@@ -75,18 +75,43 @@ def team_draft_credit(team: np.ndarray, clicks: np.ndarray, n_rankers: int) -> n
 
 
 @njit(cache=True)
-def _probabilistic(rankings, length, tau, u_team, u_doc):
-    m, n = rankings.shape
-    by_rank = np.empty(n)                       # 1 / rank^tau, the same for every ranker: one power per rank
+def _rank_weights(n, tau):
+    """1 / rank^tau for ranks 1..n (the same for every ranker) and their sum, added in rank order: the
+    weight a ranker puts on its whole list before any slot is filled."""
+    by_rank = np.empty(n)
+    total = 0.0
     for pos in range(n):
         by_rank[pos] = 1.0 / (pos + 1.0) ** tau
+        total += by_rank[pos]
+    return by_rank, total
+
+
+@njit(cache=True)
+def _fill_slot(posterior_row, weights_of_doc, remaining):
+    """P(slot's team = j | its document) for every ranker j (Bayes with a uniform prior over rankers:
+    proportional to the chance that j draws the document from what it has left); then take the
+    document's weight off every ranker's remaining mass."""
+    total = 0.0
+    for j in range(len(remaining)):
+        posterior_row[j] = weights_of_doc[j] / remaining[j]
+        total += posterior_row[j]
+    for j in range(len(remaining)):
+        posterior_row[j] /= total
+        remaining[j] -= weights_of_doc[j]
+
+
+@njit(cache=True)
+def _probabilistic(rankings, length, tau, u_team, u_doc):
+    """Probabilistic multileave of full rankings (m x n): slot by slot, ranker ``floor(u_team m)`` draws a
+    document not yet placed with probability proportional to 1 / rank^tau (inverse-CDF walk down its
+    ranking with ``u_doc``). Returns the list and P(slot's team = j | list) (length x m)."""
+    m, n = rankings.shape
+    by_rank, total = _rank_weights(n, tau)
     weight = np.empty((m, n))
     for r in range(m):
         for pos in range(n):
             weight[r, rankings[r, pos]] = by_rank[pos]
-    remaining = np.ones((m,)) * 0.0
-    for r in range(m):
-        remaining[r] = weight[r].sum()
+    remaining = np.full(m, total)
     placed = np.zeros(n, dtype=np.bool_)
     shown = np.empty(length, dtype=np.int64)
     posterior = np.empty((length, m))
@@ -105,14 +130,87 @@ def _probabilistic(rankings, length, tau, u_team, u_doc):
                 break
         shown[slot] = doc
         placed[doc] = True
-        total = 0.0
-        for j in range(m):
-            posterior[slot, j] = weight[j, doc] / remaining[j]
-            total += posterior[slot, j]
-        for j in range(m):
-            posterior[slot, j] /= total
-            remaining[j] -= weight[j, doc]
+        _fill_slot(posterior[slot], weight[:, doc], remaining)
     return shown, posterior
+
+
+@njit(cache=True)
+def _ranks_above(score, key, index, s, z, d):
+    """Whether the document with (score s, noise z, index d) ranks strictly below (score, key, index)
+    in the order of ``np.lexsort((noise, -scores))``: higher score first, then lower noise, then lower index."""
+    return score > s or (score == s and (key < z or (key == z and index < d)))
+
+
+@njit(cache=True)
+def _position(scores, noise, doc):
+    """0-based position of ``doc`` in one ranker's ranking, counted without sorting: O(n)."""
+    s, z = scores[doc], noise[doc]
+    pos = 0
+    for k in range(len(scores)):
+        pos += (scores[k] > s) | ((scores[k] == s) & ((noise[k] < z) | ((noise[k] == z) & (k < doc))))
+    return pos
+
+
+@njit(cache=True)
+def _next_in_ranking(scores, noise, prev):
+    """The document ranked right after ``prev`` (-1: the first one) in one ranker's ranking: O(n)."""
+    best = -1
+    for k in range(len(scores)):
+        if prev >= 0 and not _ranks_above(scores[prev], noise[prev], prev, scores[k], noise[k], k):
+            continue
+        if best < 0 or _ranks_above(scores[k], noise[k], k, scores[best], noise[best], best):
+            best = k
+    return best
+
+
+@njit(cache=True)
+def _probabilistic_scored(scores, noise, length, tau, u_team, u_doc):
+    """:func:`_probabilistic` of the rankings ``np.lexsort((noise, -scores))`` without sorting them: a slot
+    walks only the top of the one ranker it draws from, and each shown document's rank under every ranker
+    is counted (O(m n) per slot). With 49 candidates, 10 slots and ~140 documents this is a quarter of the
+    cost of sorting all 50 rankings, and gives the same list and posteriors for finite scores (non-finite
+    ones go through the sort)."""
+    m, n = scores.shape
+    for r in range(m):
+        for k in range(n):
+            if not np.isfinite(scores[r, k]):
+                return _probabilistic(_sorted_rows(scores, noise), length, tau, u_team, u_doc)
+    by_rank, total = _rank_weights(n, tau)
+    remaining = np.full(m, total)
+    placed = np.zeros(n, dtype=np.bool_)
+    shown = np.empty(length, dtype=np.int64)
+    posterior = np.empty((length, m))
+    weights_of_doc = np.empty(m)
+    for slot in range(length):
+        r = min(int(u_team[slot] * m), m - 1)
+        target = u_doc[slot] * remaining[r]
+        acc = 0.0
+        doc = -1
+        cand = -1
+        for pos in range(n):
+            cand = _next_in_ranking(scores[r], noise[r], cand)
+            if placed[cand]:
+                continue
+            doc = cand
+            acc += by_rank[pos]
+            if acc >= target:
+                break
+        shown[slot] = doc
+        placed[doc] = True
+        for j in range(m):
+            weights_of_doc[j] = by_rank[_position(scores[j], noise[j], doc)]
+        _fill_slot(posterior[slot], weights_of_doc, remaining)
+    return shown, posterior
+
+
+@njit(cache=True)
+def _sorted_rows(scores, noise):
+    """Each row's ranking ``np.lexsort((noise, -scores))`` (any scores, NaN last)."""
+    out = np.empty(scores.shape, dtype=np.int64)
+    for r in range(scores.shape[0]):
+        by_noise = np.argsort(noise[r], kind="mergesort")
+        out[r] = by_noise[np.argsort(-scores[r][by_noise], kind="mergesort")]
+    return out
 
 
 def probabilistic_multileave(rankings: np.ndarray, cutoff: int, rng: np.random.Generator, tau: float = 3.0):
@@ -121,6 +219,16 @@ def probabilistic_multileave(rankings: np.ndarray, cutoff: int, rng: np.random.G
     length = min(cutoff, n)
     draws = rng.random((2, length))
     return _probabilistic(rankings, length, float(tau), draws[0], draws[1])
+
+
+def probabilistic_multileave_scored(scores: np.ndarray, cutoff: int, rng: np.random.Generator, tau: float = 3.0):
+    """:func:`probabilistic_multileave` of the rankers' scores (m x n), ties broken at random: the rankings
+    are those of :func:`olr_core.metrics.rank_by_scores` with the same draws, but never sorted."""
+    m, n = scores.shape
+    noise = rng.random((m, n))
+    draws = rng.random((2, min(cutoff, n)))
+    return _probabilistic_scored(np.ascontiguousarray(scores, dtype=np.float64), noise, draws.shape[1], float(tau),
+                                 draws[0], draws[1])
 
 
 def pm_outcomes(posterior: np.ndarray, clicks: np.ndarray) -> np.ndarray:
