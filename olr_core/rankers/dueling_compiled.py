@@ -11,7 +11,8 @@ random numbers from the same streams in the same order, so a compiled run is the
 protocol run, bit for bit (``tests/test_dueling.py`` checks this).
 
 Random numbers per round, in order: the ranker's direction stream gives the candidates'
-Gaussian directions; its uniform stream gives the tie-breaking keys of each ranking
+Gaussian directions (:func:`.scorers.unit_sphere`, drawn in the compiled call round by round, so a
+block never holds more than one round's directions); its uniform stream gives the tie-breaking keys of each ranking
 ((m + 1) x n) and the team-draft order keys (length x (m + 1)); the user stream gives
 the click model's 2 x cutoff uniforms. With probabilistic multileaving and the authors' code's
 sampled credit (:func:`play_probabilistic`), the uniform stream gives the rankings' keys, the
@@ -104,22 +105,23 @@ def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, len
 
 
 @njit(cache=True)
-def play_duels(features, labels, offsets, queries, directions, uniforms, user_draws, chain, click_prob, stop_table,
-               exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length, shown_length, shared_prefix,
-               dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent,
-               shown_out, won_out, rank_out):
+def play_duels(features, labels, offsets, queries, direction_rng, n_candidates, uniforms, user_draws, chain,
+               click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length,
+               shown_length, shared_prefix, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor,
+               n_recent, shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of DBGD / MGD (Algorithm 1 of the DSP paper, lines 4-17).
 
     Updates ``theta`` and the queue ``recent`` in place, fills the shown lists, the won
     indicator and rank(A) of every round, and returns (learning rate, cursor, n_recent).
     """
-    n_rankers = directions.shape[1] + 1
+    n_rankers = n_candidates + 1
     used = 0
     for t in range(len(queries)):
         lo, hi = offsets[queries[t]], offsets[queries[t] + 1]
         n = hi - lo
         X = features[lo:hi]
-        thetas = _candidates(theta, step, directions[t])
+        directions_t = unit_sphere(direction_rng, n_candidates, len(theta))
+        thetas = _candidates(theta, step, directions_t)
         keys = uniforms[used: used + n_rankers * n].reshape((n_rankers, n))
         used += n_rankers * n
         length = min(list_length, n)
@@ -137,16 +139,16 @@ def play_duels(features, labels, offsets, queries, directions, uniforms, user_dr
             if clicked[i] and team[i] >= 0:
                 credit[team[i]] += 1.0
         won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
-            theta, lr, decay, directions[t], credit - credit[0], X, shown, clicked, last, length, dsp, dsp_k,
+            theta, lr, decay, directions_t, credit - credit[0], X, shown, clicked, last, length, dsp, dsp_k,
             dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
     return lr, cursor, n_recent
 
 
 @njit(cache=True)
-def play_probabilistic(features, labels, offsets, queries, directions, rng, user_draws, chain, click_prob,
-                       stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length,
-                       shown_length, tau, samples, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent,
-                       cursor, n_recent, shown_out, won_out, rank_out):
+def play_probabilistic(features, labels, offsets, queries, direction_rng, n_candidates, rng, user_draws, chain,
+                       click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay,
+                       list_length, shown_length, tau, samples, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize,
+                       recent, cursor, n_recent, shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of MGD with probabilistic multileaving and the authors' code's sampled
     credit (``samples`` draws of the clicked slots' teams), as the protocol path plays them.
 
@@ -155,12 +157,13 @@ def play_probabilistic(features, labels, offsets, queries, directions, rng, user
     slot, and, in a round with clicks, the credit's samples x clicks draws (a count no block could know in
     advance). Returns (learning rate, cursor, n_recent) like :func:`play_duels`.
     """
-    n_rankers = directions.shape[1] + 1
+    n_rankers = n_candidates + 1
     for t in range(len(queries)):
         lo, hi = offsets[queries[t]], offsets[queries[t] + 1]
         n = hi - lo
         X = features[lo:hi]
-        scores = linear_scores_many(X, _candidates(theta, step, directions[t]))
+        directions_t = unit_sphere(direction_rng, n_candidates, len(theta))
+        scores = linear_scores_many(X, _candidates(theta, step, directions_t))
         noise = rng.random((n_rankers, n))                 # the rankings' tie-breaking keys
         length = min(list_length, n)
         draws = rng.random((2, length))
@@ -174,7 +177,7 @@ def play_probabilistic(features, labels, offsets, queries, directions, rng, user
         threshold, alias = _alias_tables(p)
         margins = _mean_sampled_signs(threshold, alias, rng.random((samples, len(p))))
         won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
-            theta, lr, decay, directions[t], margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
+            theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
             dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
     return lr, cursor, n_recent
 
@@ -202,7 +205,6 @@ class CompiledDuels:
         r = self.ranker
         r.theta = r.theta.copy()            # updated in place below; earlier references keep their values
         rounds, m = len(queries), r.n_candidates
-        directions = unit_sphere(r.direction_rng, rounds * m, len(r.theta)).reshape(rounds, m, -1)
         user_draws = self.user.draw_rounds(user_rng, rounds)
         won, rank = np.zeros(rounds), np.full(rounds, np.nan)
         space = r.space
@@ -211,15 +213,15 @@ class CompiledDuels:
         dsp = (r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda, r.dsp_renormalize, recent, cursor, n_recent)
         if r.multileave == "probabilistic":
             r.lr, cursor, n_recent = play_probabilistic(
-                self.features, self.labels, self.train.offsets, queries, directions, r.rng, user_draws, *user,
+                self.features, self.labels, self.train.offsets, queries, r.direction_rng, m, r.rng, user_draws, *user,
                 r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.tau, r.credit_samples, *dsp,
                 shown_out, won, rank)
         else:
             sizes = self.sizes[queries]
             uniforms = r.rng.random(int(((m + 1) * (sizes + np.minimum(sizes, r.cutoff))).sum()))
             r.lr, cursor, n_recent = play_duels(
-                self.features, self.labels, self.train.offsets, queries, directions, uniforms, user_draws, *user,
-                r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.shared_prefix, *dsp,
+                self.features, self.labels, self.train.offsets, queries, r.direction_rng, m, uniforms, user_draws,
+                *user, r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.shared_prefix, *dsp,
                 shown_out, won, rank)
         if space:
             space.cursor, space.n_recent = cursor, n_recent

@@ -168,10 +168,17 @@ def make_scorer(name: str, hidden: int = 10):
     raise ValueError(f"unknown scorer {name!r}; valid: {', '.join(SCORERS)}")
 
 
-def unit_sphere(rng: np.random.Generator, m: int, p: int) -> np.ndarray:
-    """m directions drawn uniformly from the unit sphere in R^p (normalised Gaussians)."""
+@njit(cache=True)
+def unit_sphere(rng, m, p):
+    """m directions drawn uniformly from the unit sphere in R^p (normalised Gaussians; numba draws from a
+    numpy Generator exactly as numpy does, so the compiled rounds draw each round's directions in place)."""
     u = rng.standard_normal((m, p))
-    return u / np.sqrt((u * u).sum(axis=1, keepdims=True))
+    for i in range(m):
+        norm2 = 0.0
+        for f in range(p):
+            norm2 += u[i, f] * u[i, f]
+        u[i] /= np.sqrt(norm2)
+    return u
 
 
 def scorer_backward(scorer, X: np.ndarray, theta: np.ndarray, dscores: np.ndarray) -> np.ndarray:
