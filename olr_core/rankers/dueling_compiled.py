@@ -105,29 +105,27 @@ def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, len
 
 
 @njit(cache=True)
-def play_duels(features, labels, offsets, queries, direction_rng, n_candidates, uniforms, user_draws, chain,
+def play_duels(features, labels, offsets, queries, direction_rng, n_candidates, rng, user_draws, chain,
                click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length,
                shown_length, shared_prefix, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor,
                n_recent, shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of DBGD / MGD (Algorithm 1 of the DSP paper, lines 4-17).
 
     Updates ``theta`` and the queue ``recent`` in place, fills the shown lists, the won
-    indicator and rank(A) of every round, and returns (learning rate, cursor, n_recent).
+    indicator and rank(A) of every round, and returns (learning rate, cursor, n_recent). Each round draws
+    its directions from ``direction_rng`` and its ranking and team-draft keys from ``rng`` as it goes.
     """
     n_rankers = n_candidates + 1
-    used = 0
     for t in range(len(queries)):
         lo, hi = offsets[queries[t]], offsets[queries[t] + 1]
         n = hi - lo
         X = features[lo:hi]
         directions_t = unit_sphere(direction_rng, n_candidates, len(theta))
         thetas = _candidates(theta, step, directions_t)
-        keys = uniforms[used: used + n_rankers * n].reshape((n_rankers, n))
-        used += n_rankers * n
+        keys = rng.random((n_rankers, n))
         length = min(list_length, n)
         rankings = top_rows(linear_scores_many(X, thetas), keys, length)     # team draft reads no deeper
-        order_keys = uniforms[used: used + length * n_rankers].reshape((length, n_rankers))
-        used += length * n_rankers
+        order_keys = rng.random((length, n_rankers))
         shown, team = _team_draft(rankings, length, order_keys, shared_prefix, n)
         clicked, last = _show(shown, length, shown_length, shown_out[t], labels[lo:hi], user_draws[t], chain,
                               click_prob, stop_table, exam_table, exam_click_table, epsilon)
@@ -198,7 +196,6 @@ class CompiledDuels:
         self.shown_length = min(int(cutoff), ranker.cutoff)
         self.features = np.ascontiguousarray(train.features, dtype=np.float64)
         self.labels = np.ascontiguousarray(train.labels, dtype=np.int64)
-        self.sizes = train.docs_per_query
 
     def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
         """Play one round per query; fill ``shown_out`` (rounds x cutoff, -1 padded); return the stats."""
@@ -217,10 +214,8 @@ class CompiledDuels:
                 r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.tau, r.credit_samples, *dsp,
                 shown_out, won, rank)
         else:
-            sizes = self.sizes[queries]
-            uniforms = r.rng.random(int(((m + 1) * (sizes + np.minimum(sizes, r.cutoff))).sum()))
             r.lr, cursor, n_recent = play_duels(
-                self.features, self.labels, self.train.offsets, queries, r.direction_rng, m, uniforms, user_draws,
+                self.features, self.labels, self.train.offsets, queries, r.direction_rng, m, r.rng, user_draws,
                 *user, r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.shared_prefix, *dsp,
                 shown_out, won, rank)
         if space:
