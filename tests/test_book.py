@@ -338,3 +338,24 @@ def test_every_page_that_reads_tuned_parameters_waits_for_the_tuning_pages():
         if page.startswith("neural_") or page in ("head_to_head", "robustness", "claims", "your_method"):
             assert "neural_tuning" in closure(page), page
     assert "pairrank_tuning" in closure("neural_tuning")
+
+
+def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_them(capsys):
+    import subprocess
+    import sys
+
+    from olr_core.book import compile_shared_kernels
+    from olr_core.rankers.dueling_compiled import compile_rounds
+
+    compile_shared_kernels()
+    assert "numba's shared kernels ready" in capsys.readouterr().out
+    probe = ("from olr_core.rankers.dueling_compiled import compile_rounds, play_duels, play_probabilistic\n"
+             "compile_rounds('team_draft'); compile_rounds('probabilistic')\n"
+             "kernels = (play_duels, play_probabilistic)\n"
+             "print(sum(sum(k.stats.cache_misses.values()) for k in kernels),"
+             " sum(sum(k.stats.cache_hits.values()) for k in kernels))")
+    misses, hits = map(int, subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                           check=True).stdout.split())
+    assert (misses, hits) == (0, 2)              # a page's process loads both from numba's cache
+    with pytest.raises(ValueError, match="unknown comparison 'bogus'; valid: team_draft, probabilistic"):
+        compile_rounds("bogus")
