@@ -43,6 +43,21 @@ def test_key_depends_on_every_parameter():
     assert base.key("data-a") != base.key("data-b")
 
 
+def test_a_parameter_spelled_at_its_default_names_the_same_run_and_is_computed_once(tmp_path):
+    """Figure 3's lambda = 1 and Figure 4's k = 3 and r = 10 are all MGD-DSP with its defaults."""
+    spellings = [{"dsp_lambda": 1.0}, {"dsp_k": 3}, {"dsp_r": 10}, {}]
+    specs = [RunSpec("mgd_dsp", rounds=40, eval_every=40, params=p) for p in spellings]
+    assert len({s.key() for s in specs}) == 1
+    assert specs[1].params == {"dsp_k": 3}                 # the spec (and its tables' columns) keep the spelling
+    for other in ({"dsp_k": 4}, {"dsp_lambda": 0.5}, {"dsp_oracle": True}):
+        assert RunSpec("mgd_dsp", rounds=40, eval_every=40, params=other).key() != specs[0].key()
+    assert RunSpec("dbgd", params={"dsp": False}).key() == RunSpec("dbgd").key()
+    assert RunSpec("mgd_dsp", params={"dsp": True}).key() == RunSpec("mgd_dsp").key()   # the alias's own default
+    store = ResultStore(tmp_path)
+    keys = run_grid(specs, store)
+    assert len(store.keys()) == 1 and set(keys) == set(store.keys())
+
+
 def test_store_round_trip(tmp_path):
     spec = RunSpec("random", rounds=30)
     trace = execute(spec)

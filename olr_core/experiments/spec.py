@@ -19,6 +19,7 @@ from ..rankers import (
     ALGORITHMS,
     LIBRARY_ALGORITHMS,
     REFERENCE_ALGORITHMS,
+    algorithm_parameters,
     check_parameters,
     external_source,
     is_external,
@@ -93,8 +94,13 @@ class RunSpec:
 
     def canonical(self) -> dict:
         """The run's description as stored and hashed; a ranker that is not built in adds ``plugin``: its
-        reference and the hash of its source, so that a changed method is never served a stale result."""
+        reference and the hash of its source, so that a changed method is never served a stale result.
+
+        A built-in ranker's parameters set to their defaults are left out: ``mgd_dsp`` with ``dsp_k=3`` (a
+        point of Figure 4's k sweep) is the very run of ``mgd_dsp`` with ``dsp_lambda=1.0`` (Figure 3's) and
+        of plain ``mgd_dsp``, and is computed once and stored once."""
         fields = asdict(self)
+        fields["params"] = explicit_parameters(self.algorithm, self.params)
         if not fields["audit"]:
             del fields["audit"]            # (keys of runs without an audit stay what they were)
         plugin = {"plugin": external_source(self.algorithm)} if is_external(self.algorithm) else {}
@@ -113,6 +119,26 @@ class RunSpec:
     def label(self) -> str:
         extra = ",".join(f"{k}={v}" for k, v in self.params.items())
         return f"{self.algorithm}({extra})" if extra else self.algorithm
+
+
+@functools.cache
+def _builtin_defaults(algorithm: str) -> dict:
+    return algorithm_parameters(algorithm)
+
+
+def explicit_parameters(algorithm: str, params: dict) -> dict:
+    """``params`` without those equal to the built-in ``algorithm``'s defaults (of the same type: ``True`` is
+    not taken for ``1``); a plugin's parameters are all kept."""
+    if is_external(algorithm) or algorithm not in ALGORITHMS:
+        return dict(params)
+    defaults = _builtin_defaults(algorithm)
+    missing = object()
+
+    def is_default(key, value) -> bool:
+        default = defaults.get(key, missing)
+        return default is not missing and type(default) is type(value) and default == value
+
+    return {k: v for k, v in params.items() if not is_default(k, v)}
 
 
 def _check_feedback(algorithm: str, params: dict, user: str, cutoff) -> None:
