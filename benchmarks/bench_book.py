@@ -46,7 +46,7 @@ def summarise(root: Path, profile: str, total: float) -> dict:
              for page, s in stats.items() if s["profile"] == profile}
     return {"profile": profile, "cores": os.cpu_count(), "data_dir": bool(data_dir()),
             "pages_at_once": build["at_once"], "total_seconds": round(total),
-            "pages_wall_seconds": round(build["seconds"]),
+            "pages_wall_seconds": round(build["seconds"]), "compile_seconds": build.get("compile_seconds"),
             "pages_seconds_added_up": round(sum(p["seconds"] for p in pages.values())),
             "run_seconds": round(sum(p["run_seconds"] or 0 for p in pages.values())),
             "jupyter_book_seconds": round(total - build["seconds"]), "pages": pages}

@@ -239,12 +239,14 @@ def record_execution(root: Path, entry: dict, profile: str, params: dict, second
     path.write_text(json.dumps(stats, indent=1, default=str))
 
 
-def record_build(root: Path, pages: int, at_once: int, seconds: float) -> None:
+def record_build(root: Path, pages: int, at_once: int, seconds: float, compile_seconds: float = 0.0) -> None:
     """Keep the wall time of the last execution of every page (book/generated/execution_build.json; a page
-    executed alone with ``--only`` leaves it): with pages side by side, the page times add up to more."""
+    executed alone with ``--only`` leaves it), with the seconds spent first compiling numba's shared kernels:
+    with pages side by side, the page times add up to more."""
     path = root / "book" / "generated" / BUILD_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"pages": pages, "at_once": at_once, "seconds": round(seconds, 1),
+                                "compile_seconds": round(compile_seconds, 1),
                                 "executed": time.strftime("%Y-%m-%d %H:%M")}))
 
 
@@ -279,9 +281,11 @@ def write_execution_page(root: Path) -> Path:
     codes = sorted({stats[p]["code"] for p in pages})
     build_path = root / "book" / "generated" / BUILD_FILE
     build = json.loads(build_path.read_text()) if build_path.exists() else None
+    compiled = (f" (its first {build['compile_seconds']:.0f} s compiling numba's shared kernels)"
+                if build and build.get("compile_seconds") else "")
     wall = (f" The last execution ran {build['pages']} page(s), {build['at_once']} at a time, in "
-            f"{build['seconds'] / 60:.1f} minutes of wall time; side by side, pages share the machine, so "
-            "their times add up to more than that." if build else "")
+            f"{build['seconds'] / 60:.1f} minutes of wall time{compiled}; side by side, pages share the machine, "
+            "so their times add up to more than that." if build else "")
     text = (f"Pages executed: {len(pages)} of {len(order)}; their times add up to {total / 60:.1f} minutes.{wall} "
             f"Machine: {'; '.join(machines) or 'none recorded'}. Code: {'; '.join(codes) or 'none recorded'}.\n"
             + costliest_runs_table(stats, pages) + "\nEvery page:\n\n" + "\n".join(lines) + "\n")
@@ -386,7 +390,7 @@ def default_pages_at_once() -> int:
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
-def compile_shared_kernels() -> None:
+def compile_shared_kernels() -> float:
     """Compile numba's two heaviest kernels (the dueling family's compiled rounds, about 10 s each) in two
     processes at once before any page starts; else, on a fresh checkout, each page and worker process that
     first needs one would compile it again (measured: about 100 CPU seconds in a build). With numba's cache
@@ -402,7 +406,9 @@ def compile_shared_kernels() -> None:
         if process.returncode != 0:
             last = (errors.strip().splitlines() or ["(no message)"])[-1]
             raise RuntimeError(f"compiling numba's shared kernels failed: {last}")
-    print(f"[olr book] numba's shared kernels ready in {time.perf_counter() - started:.0f} s", flush=True)
+    seconds = time.perf_counter() - started
+    print(f"[olr book] numba's shared kernels ready in {seconds:.0f} s", flush=True)
+    return seconds
 
 
 def execute_pages(root: Path, entries: list[dict], profile: str, overrides: dict | None, data_dir: str | None,
@@ -521,11 +527,10 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         check_overrides(root, entry, overrides or {})
     at_once = default_pages_at_once() if pages_at_once is None else pages_at_once
     started = time.perf_counter()
-    if entries:
-        compile_shared_kernels()
+    compile_seconds = compile_shared_kernels() if entries else 0.0
     execute_pages(root, entries, profile, overrides, data_dir, at_once)
     if len(entries) == len(load_manifest(root)):        # the whole book: its wall time is the budget's record
-        record_build(root, len(entries), at_once, time.perf_counter() - started)
+        record_build(root, len(entries), at_once, time.perf_counter() - started, compile_seconds)
     write_execution_page(root)
     if skip_build:
         return 0

@@ -228,7 +228,10 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert "cores, Python" in table
     assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
     record_build(tmp_path, 2, 2, 30.0)
-    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time" in write_execution_page(tmp_path).read_text()
+    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time;" in write_execution_page(tmp_path).read_text()
+    record_build(tmp_path, 2, 2, 30.0, compile_seconds=16.4)
+    assert ("in 0.5 minutes of wall time (its first 16 s compiling numba's shared kernels);"
+            in write_execution_page(tmp_path).read_text())
 
 
 def test_the_provenance_box_never_splits_a_sentence_from_what_it_introduces():
