@@ -136,14 +136,15 @@ def _probabilistic(rankings, length, tau, u_team, u_doc):
 
 @njit(cache=True)
 def _ranks_above(score, key, index, s, z, d):
-    """Whether the document with (score s, noise z, index d) ranks strictly below (score, key, index)
-    in the order of ``np.lexsort((noise, -scores))``: higher score first, then lower noise, then lower index."""
+    """Whether the document (score, key, index) ranks above the document (s, z, d) in one ranker's ranking,
+    the order of ``np.lexsort((noise, -scores))``: higher score first, then lower noise, then lower index."""
     return score > s or (score == s and (key < z or (key == z and index < d)))
 
 
 @njit(cache=True)
 def _position(scores, noise, doc):
-    """0-based position of ``doc`` in one ranker's ranking, counted without sorting: O(n)."""
+    """0-based position of ``doc`` in one ranker's ranking: the documents that rank above it (the test of
+    :func:`_ranks_above`, written branch-free), counted without sorting: O(n)."""
     s, z = scores[doc], noise[doc]
     pos = 0
     for k in range(len(scores)):
