@@ -281,7 +281,8 @@ def write_execution_page(root: Path) -> Path:
     codes = sorted({stats[p]["code"] for p in pages})
     build_path = root / "book" / "generated" / BUILD_FILE
     build = json.loads(build_path.read_text()) if build_path.exists() else None
-    compiled = (f" (its first {build['compile_seconds']:.0f} s compiling numba's shared kernels)"
+    compiled = (f" (its first {build['compile_seconds']:.0f} s readying numba's shared kernels: compiled on a fresh "
+                "checkout, else loaded)"
                 if build and build.get("compile_seconds") else "")
     wall = (f" The last execution ran {build['pages']} page(s), {build['at_once']} at a time, in "
             f"{build['seconds'] / 60:.1f} minutes of wall time{compiled}; side by side, pages share the machine, "
