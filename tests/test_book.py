@@ -344,13 +344,14 @@ def test_every_page_that_reads_tuned_parameters_waits_for_the_tuning_pages():
     assert "pairrank_tuning" in closure("neural_tuning")
 
 
-def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_them(capsys):
+def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_them(capsys, monkeypatch, tmp_path):
     import subprocess
     import sys
 
     from olr_core.book import compile_shared_kernels
     from olr_core.rankers.dueling_compiled import compile_rounds
 
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))        # an empty cache: only the warm-up can fill it
     compile_shared_kernels()
     assert "numba's shared kernels ready" in capsys.readouterr().out
     probe = ("from olr_core.rankers.dueling_compiled import compile_rounds, play_duels, play_probabilistic\n"

@@ -165,10 +165,37 @@ def test_sampled_credit_is_refused_with_team_draft():
         DBGD(credit_samples=100)
 
 
-def test_multileave_from_scores_matches_the_multileave_of_the_sorted_rankings():
+def _textbook_multileave(rankings, length, tau, u_team, u_doc):
+    """Probabilistic multileaving as Schuth et al. (2015) state it, on sorted rankings, in plain Python (the
+    same arithmetic in the same order as the compiled kernel, so results agree to the bit)."""
+    m, n = rankings.shape
+    by_rank = [1.0 / (pos + 1.0) ** tau for pos in range(n)]
+    weight = np.empty((m, n))
+    for r in range(m):
+        weight[r, rankings[r]] = by_rank
+    remaining = np.full(m, sum(by_rank))
+    placed, shown, posterior = set(), [], np.empty((length, m))
+    for slot in range(length):
+        r = min(int(u_team[slot] * m), m - 1)
+        target, acc, doc = u_doc[slot] * remaining[r], 0.0, -1
+        for cand in rankings[r]:
+            if cand in placed:
+                continue
+            doc, acc = cand, acc + weight[r, cand]
+            if acc >= target:
+                break
+        shown.append(doc)
+        placed.add(doc)
+        posterior[slot] = weight[:, doc] / remaining
+        posterior[slot] /= sum(posterior[slot])
+        remaining -= weight[:, doc]
+    return np.array(shown), posterior
+
+
+def test_multileave_from_scores_matches_the_textbook_multileave_of_the_sorted_rankings():
     """The compiled rounds multileave without sorting the 50 rankings; list and posteriors must be those
     of the sorted rankings exactly, with tied scores (the noise decides), ties in the noise too, and a NaN."""
-    from olr_core.rankers.interleaving import _probabilistic, _probabilistic_scored
+    from olr_core.rankers.interleaving import _probabilistic_scored
     rng = np.random.default_rng(7)
     for case in range(300):
         m, n = int(rng.integers(2, 12)), int(rng.integers(1, 40))
@@ -180,9 +207,13 @@ def test_multileave_from_scores_matches_the_multileave_of_the_sorted_rankings():
             scores[0, 0] = np.nan
         length, draws = min(10, n), rng.random((2, 10))
         rankings = np.lexsort((noise, -scores), axis=-1)
-        want = _probabilistic(rankings, length, 3.0, draws[0], draws[1])
+        want = _textbook_multileave(rankings, length, 3.0, draws[0], draws[1])
         got = _probabilistic_scored(scores, noise, length, 3.0, draws[0], draws[1])
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        assert np.array_equal(probabilistic_multileave(rankings, length, np.random.default_rng(case))[0],
+                              _textbook_multileave(rankings, length, 3.0, *np.random.default_rng(case).random(
+                                  (2, length)))[0])
 
 
 def test_probabilistic_first_slot_follows_the_rank_distribution():

@@ -132,13 +132,8 @@ def explicit_parameters(algorithm: str, params: dict) -> dict:
     if is_external(algorithm) or algorithm not in ALGORITHMS:
         return dict(params)
     defaults = _builtin_defaults(algorithm)
-    missing = object()
-
-    def is_default(key, value) -> bool:
-        default = defaults.get(key, missing)
-        return default is not missing and type(default) is type(value) and default == value
-
-    return {k: v for k, v in params.items() if not is_default(k, v)}
+    return {k: v for k, v in params.items()
+            if not (k in defaults and type(defaults[k]) is type(v) and defaults[k] == v)}
 
 
 def _check_feedback(algorithm: str, params: dict, user: str, cutoff) -> None:

@@ -101,40 +101,6 @@ def _fill_slot(posterior_row, weights_of_doc, remaining):
 
 
 @njit(cache=True)
-def _probabilistic(rankings, length, tau, u_team, u_doc):
-    """Probabilistic multileave of full rankings (m x n): slot by slot, ranker ``floor(u_team m)`` draws a
-    document not yet placed with probability proportional to 1 / rank^tau (inverse-CDF walk down its
-    ranking with ``u_doc``). Returns the list and P(slot's team = j | list) (length x m)."""
-    m, n = rankings.shape
-    by_rank, total = _rank_weights(n, tau)
-    weight = np.empty((m, n))
-    for r in range(m):
-        for pos in range(n):
-            weight[r, rankings[r, pos]] = by_rank[pos]
-    remaining = np.full(m, total)
-    placed = np.zeros(n, dtype=np.bool_)
-    shown = np.empty(length, dtype=np.int64)
-    posterior = np.empty((length, m))
-    for slot in range(length):
-        r = min(int(u_team[slot] * m), m - 1)
-        target = u_doc[slot] * remaining[r]
-        acc = 0.0
-        doc = -1
-        for pos in range(n):
-            cand = rankings[r, pos]
-            if placed[cand]:
-                continue
-            doc = cand
-            acc += weight[r, cand]
-            if acc >= target:
-                break
-        shown[slot] = doc
-        placed[doc] = True
-        _fill_slot(posterior[slot], weight[:, doc], remaining)
-    return shown, posterior
-
-
-@njit(cache=True)
 def _ranks_above(score, key, index, s, z, d):
     """Whether the document (score, key, index) ranks above the document (s, z, d) in one ranker's ranking,
     the order of ``np.lexsort((noise, -scores))``: higher score first, then lower noise, then lower index."""
@@ -166,16 +132,25 @@ def _next_in_ranking(scores, noise, prev):
 
 @njit(cache=True)
 def _probabilistic_scored(scores, noise, length, tau, u_team, u_doc):
-    """:func:`_probabilistic` of the rankings ``np.lexsort((noise, -scores))`` without sorting them: a slot
-    walks only the top of the one ranker it draws from, and each shown document's rank under every ranker
-    is counted (O(m n) per slot). With 49 candidates, 10 slots and ~140 documents this is a quarter of the
-    cost of sorting all 50 rankings, and gives the same list and posteriors for finite scores (non-finite
-    ones go through the sort)."""
-    m, n = scores.shape
-    for r in range(m):
-        for k in range(n):
+    """Probabilistic multileave of the rankings ``np.lexsort((noise, -scores))`` (m x n): slot by slot, ranker
+    ``floor(u_team m)`` draws a document not yet placed with probability proportional to 1 / rank^tau
+    (inverse-CDF walk down its ranking with ``u_doc``). Returns the list and P(slot's team = j | list)
+    (length x m). Non-finite scores are ranked by sorting first (:func:`_position_scores`)."""
+    for r in range(scores.shape[0]):
+        for k in range(scores.shape[1]):
             if not np.isfinite(scores[r, k]):
-                return _probabilistic(_sorted_rows(scores, noise), length, tau, u_team, u_doc)
+                return _multileave(_position_scores(_sorted_rows(scores, noise)), np.zeros(scores.shape), length,
+                                   tau, u_team, u_doc)
+    return _multileave(scores, noise, length, tau, u_team, u_doc)
+
+
+@njit(cache=True)
+def _multileave(scores, noise, length, tau, u_team, u_doc):
+    """The body of :func:`_probabilistic_scored` for finite scores, without sorting the rankings: a slot walks
+    only the top of the one ranker it draws from, and each shown document's rank under every ranker is
+    counted (O(m n) per slot). With 49 candidates, 10 slots and ~140 documents this is a quarter of the cost
+    of sorting all 50 rankings."""
+    m, n = scores.shape
     by_rank, total = _rank_weights(n, tau)
     remaining = np.full(m, total)
     placed = np.zeros(n, dtype=np.bool_)
@@ -214,17 +189,30 @@ def _sorted_rows(scores, noise):
     return out
 
 
+@njit(cache=True)
+def _position_scores(rankings):
+    """Scores under which each row of ``rankings`` is the ranking: minus each document's position."""
+    out = np.empty(rankings.shape)
+    for r in range(rankings.shape[0]):
+        for pos in range(rankings.shape[1]):
+            out[r, rankings[r, pos]] = -float(pos)
+    return out
+
+
 def probabilistic_multileave(rankings: np.ndarray, cutoff: int, rng: np.random.Generator, tau: float = 3.0):
-    """Probabilistic multileave; returns the list and P(slot's team = r | list) per slot (length x m)."""
+    """Probabilistic multileave of full rankings (m x n); returns the list and P(slot's team = r | list) per
+    slot (length x m)."""
     m, n = rankings.shape
     length = min(cutoff, n)
     draws = rng.random((2, length))
-    return _probabilistic(rankings, length, float(tau), draws[0], draws[1])
+    return _multileave(_position_scores(np.asarray(rankings, dtype=np.int64)), np.zeros((m, n)), length, float(tau),
+                       draws[0], draws[1])
 
 
 def probabilistic_multileave_scored(scores: np.ndarray, cutoff: int, rng: np.random.Generator, tau: float = 3.0):
     """:func:`probabilistic_multileave` of the rankers' scores (m x n), ties broken at random: the rankings
-    are those of :func:`olr_core.metrics.rank_by_scores` with the same draws, but never sorted."""
+    are those of :func:`olr_core.metrics.rank_by_scores` with the same draws, but never sorted (for
+    finite scores)."""
     m, n = scores.shape
     noise = rng.random((m, n))
     draws = rng.random((2, min(cutoff, n)))
