@@ -11,8 +11,10 @@ verdict, whatever the rule:
 - **not reproduced**: below 0 in at least one cell (the runs contradict the claim there) and
   above 0 in none;
 - **partly**: above 0 in some cells but not in all (the others below 0 or undecided);
-- **inconclusive**: above 0 in no cell and below 0 in none; the record says roughly how many
-  runs per cell would decide the closest cell (``runs_needed``), from its margin and spread;
+- **smaller than reported**: the claim states a size, its sign is not decided above 0 in every cell,
+  and in every cell our interval lies below the paper's number (a decided outcome);
+- **inconclusive**: above 0 in no cell and below 0 in none; the record gives the largest margin the
+  runs allow and how many runs per cell would decide the claim with 80 % power (``runs_needed``);
 - **not testable here**: the claim needs data or recordings this build does not have.
 
 The intervals are two-sided, 95 %, and Holm-corrected over the cells of a claim: the cell
@@ -25,42 +27,54 @@ The margins, rule by rule (``d`` a paired difference over runs sharing data set,
 intervals by Student's t, on the pairs where the runs are paired):
 
 - ``paired_gain``: mean of d(treatment - control).
-- ``best`` / ``worst`` / ``argmax_in`` / ``extreme_in``: the smallest paired difference between
-  the claimed winner and any other (for ``worst``: any other minus the lowest target; for
-  ``argmax_in``: the best value in the set minus the best outside). Its interval: the lower end
-  is the smallest lower end of those differences (an intersection-union test: no correction
-  needed), the upper end the smallest upper end at a Bonferroni-corrected level over the others
-  (to show a failure one difference must be below 0). With several possible winners the
+- ``best`` / ``argmax_in`` / ``extreme_in``: the smallest paired difference between the claimed winner
+  and any other (``argmax_in``: the best value in the set minus the best outside). Its interval: the
+  lower end is the smallest lower end of those differences (an intersection-union test: no
+  correction needed), the upper end the smallest upper end at a Bonferroni-corrected level over the
+  others (to show a failure one difference must be below 0). With several possible winners the
   corrections swap roles.
+- ``worst``: every claimed target below every other method: the smallest paired difference over all
+  (target, other) pairs, with the same intersection-union interval.
 - ``equivalent`` / ``flat`` / ``within_sd``: tolerance minus |difference| (for ``flat``: minus the
   largest difference between any two values of the parameter; for ``within_sd``: k paper s.d.
-  minus |ours - paper|); the interval is the image of the differences' intervals.
-- ``increasing``: the least-squares slope of the metric on the parameter, within runs of one
-  data set, fold and seed (t interval with the residual degrees of freedom).
+  minus |ours - paper|); the interval is the image of the differences' intervals (its lower end is
+  the two one-sided tests' bound).
+- ``increasing``: one least-squares slope of the metric on the parameter per run (data set, fold,
+  seed), and a t interval over the runs' slopes.
 - ``below`` / ``above``: threshold minus the mean (mean minus threshold). A measured log-log
   regret slope against a theorem's rate is judged with ``below`` and a threshold of the rate plus
   ``RATE_TOLERANCE``: a slope whose interval lies below it is consistent with the upper bound.
-- ``mostly_positive``: one cell, the mean paired gain averaged over all the compared pairs and cells.
-- ``closer``: (method - far) - (near - method), paired: the method lies nearer one reference than another.
-- ``smaller_spread``: the control's standard deviation over runs minus the treatment's, with a paired
-  percentile bootstrap interval (a spread has no t interval).
+- ``all_positive``: "for every" claims, one cell per comparison and cell, each a mean paired gain.
+- ``mostly_positive``: "mostly" claims, one summary cell: the q-th largest of m comparisons' gains
+  (q = m // 2 + 1), with the q-th largest ends of their Bonferroni intervals.
+- ``closer``: (method - far) - share (near - far), paired: the method closes more than ``share`` of the
+  gap between two references.
+- ``smaller_spread``: log of the ratio of the control's to the treatment's s.d. over paired runs, with
+  the Pitman-Morgan interval (exact under normality at any n >= 3).
 - ``not_testable``: no margin; the reason says why.
 
-A difference that is the same in every run (a quantity the seed does not change) is exact: its
-interval is a point. Fewer than two runs give an unbounded interval.
+A finite value that is the same in every run is a measured value, not an estimate: it gets no interval
+(unbounded), and the reason says so; a difference that is exactly 0 in every run (two computations
+identical run by run) is certain. Fewer than two runs give an unbounded interval.
+
+Beside the sign, a claim that states a size (``paper_number``) gets a *magnitude*: per cell, our
+interval against the paper's number ("as reported", "smaller", "larger"); a claim whose sign is
+undecided but whose every cell lies below the paper's number is "smaller than reported". Thresholds
+of ours that a paper does not state are named (``unstated``) and the record gives the verdict at half
+and double their value; a claim stated at a horizon (``horizon``) is judged only at or beyond it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable here")
+VERDICTS = ("reproduced", "partly", "smaller than reported", "not reproduced", "inconclusive", "not testable here")
 ALPHA = 0.05
 MIN_PAIRS = 5            # significance marks on the pages are never computed from fewer paired runs
 RATE_TOLERANCE = 0.1     # a measured log-log slope up to a theorem's rate + 0.1 counts as that rate
@@ -74,26 +88,33 @@ VERDICT_RULE = {
     "not reproduced": "the interval lies below 0 in at least one cell and above 0 in none; the reason names the "
                       "cause shown by a run (another configuration with another verdict) or says the cause was "
                       "not found and what was tried",
-    "inconclusive": "the interval lies above 0 in no cell and below 0 in none; the reason says roughly how many "
-                    "runs per cell would decide the closest cell, and the command that runs them",
+    "smaller than reported": "the claim states a size (a gain, a table entry) and, though its sign is not decided "
+                             "above 0 in every cell, our interval lies below the paper's number in every cell",
+    "inconclusive": "the interval lies above 0 in no cell and below 0 in none; the reason gives the largest margin "
+                    "the runs still allow, how many runs per cell would decide the claim with 80 % power (a power "
+                    "calculation at the Holm level over the undecided cells), and the command that runs them",
     "not testable here": "the claim needs data or recordings this build does not have, or is true by "
                          "construction; the reason says which",
 }
 MARGINS = {
     "paired_gain": "mean paired difference treatment - control",
     "best": "smallest paired lead of the claimed best method over any other",
-    "worst": "smallest paired gap between any other method and the lowest of the claimed worst ones",
+    "worst": "smallest paired gap between any other method and any of the claimed worst ones (each below every other)",
     "argmax_in": "best mean over the claimed parameter values minus the best mean outside them (paired)",
     "extreme_in": "smallest paired gap by which the named value exceeds (or stays below) every other",
-    "increasing": "least-squares slope of the metric on the parameter, within runs of one seed",
+    "increasing": "mean over runs of each run's least-squares slope of the metric on the parameter (t over runs)",
     "flat": "tolerance minus the largest paired difference between the means at two parameter values",
     "equivalent": "tolerance minus |mean paired difference|",
     "within_sd": "k paper standard deviations minus |our mean - the paper's mean|",
     "below": "threshold minus the mean",
     "above": "the mean minus the threshold",
-    "mostly_positive": "paired gain averaged over all compared pairs and cells (one cell)",
-    "closer": "paired (method - far) - (near - method): positive where the method lies nearer the near reference",
-    "smaller_spread": "standard deviation over runs of the control minus that of the treatment (paired bootstrap)",
+    "all_positive": "mean paired gain, one cell per comparison and cell ('for every', 'consistently': all must hold)",
+    "mostly_positive": "the q-th largest of m comparisons' mean paired gains, q = m // 2 + 1 ('mostly': a majority), "
+                       "with the q-th largest ends of their Bonferroni intervals",
+    "closer": "paired (method - far) - share x (near - far): positive where the method closes more than the share "
+              "(by default half) of the gap from the far reference to the near one",
+    "smaller_spread": "log(s.d. of the control / s.d. of the treatment) over paired runs (Pitman-Morgan interval, "
+                      "exact at n >= 3 under normality)",
     "not_testable": "none: the claim is not judged",
 }
 
@@ -115,7 +136,20 @@ class Claim:
     paper_value: str = ""           # what the paper reports, as text
     cells: tuple = ("click_model",)  # what a "cell" is: the columns grouped over
     where: dict = field(default_factory=dict)   # restrict the runs (column: value or list)
-    configs: tuple = ("text",)      # the configurations the claim is judged in
+    configs: tuple = ("text",)      # the configurations the claim is judged in; the first is the headline
+    paper_number: float | dict | None = None   # the size the paper reports, in the margin's units (per cell: a dict)
+    relative: bool = False          # paper_number is a gain in % of the control's mean
+    unstated: dict = field(default_factory=dict)   # {arg: (what it is, base)}: thresholds the paper does not state
+    horizon: int | None = None      # rounds at which the paper states the claim (judged only at or beyond it)
+
+
+@dataclass(frozen=True)
+class Unstated:
+    """A threshold of ours that the paper does not state: what it is, and the value from which it is a distance
+    (the sensitivity columns judge the claim at ``base + (value - base) / 2`` and ``base + 2 (value - base)``)."""
+
+    what: str
+    base: float = 0.0
 
 
 @dataclass
@@ -128,6 +162,8 @@ class Cell:
     runs: int
     low: float = float("nan")
     high: float = float("nan")
+    scale: float = 1.0              # margin x scale = the paper's units (e.g. 100 / control mean for a gain in %)
+    level: float = ALPHA            # the two-sided level (1 - confidence) of [low, high], set by Holm
 
     def record(self) -> dict:
         return {"cell": self.name, "margin": _finite(self.margin), "ci_low": _finite(self.low),
@@ -142,6 +178,7 @@ class Outcome:
     reason: str
     cells: list = field(default_factory=list)
     runs_needed: int | None = None
+    magnitude: dict | None = None
 
 
 def _finite(x: float):
@@ -151,19 +188,28 @@ def _finite(x: float):
 # -- intervals -----------------------------------------------------------------------------------------
 
 def mean_interval(values) -> tuple[float, Interval, int]:
-    """The mean of ``values`` and its Student-t interval family (a point if every value is the same)."""
+    """The mean of ``values`` and its Student-t interval family.
+
+    A finite value that is the same in every run is a *measured value*, not an estimate: no run-to-run
+    variation was observed, so nothing bounds the mean's error and the interval is unbounded (the
+    reason says so; replicate the statistic over what varies). The one exception is a difference that
+    is exactly 0 in every run: two computations identical run by run, which is certain."""
     x = np.asarray(values, float)
     if len(x) and not np.isfinite(x).all():
         return _unbounded_mean(x)
     n, mean = len(x), float(np.mean(x)) if len(x) else float("nan")
+    constant = n >= 2 and np.ptp(x) == 0
     se = float(np.std(x, ddof=1) / math.sqrt(n)) if n >= 2 else float("inf")
 
     def interval(gamma):
         gamma = np.asarray(gamma, float)
-        if n < 2:
+        if constant and mean == 0:
+            return np.zeros(gamma.shape), np.zeros(gamma.shape)
+        if n < 2 or constant:
             return np.full(gamma.shape, -np.inf), np.full(gamma.shape, np.inf)
-        half = stats.t.ppf(1 - gamma / 2, n - 1) * se if se > 0 else np.zeros(gamma.shape)
+        half = stats.t.ppf(1 - gamma / 2, n - 1) * se
         return mean - half, mean + half
+    interval.constant = constant and mean != 0
     return mean, interval, n
 
 
@@ -210,25 +256,16 @@ def tolerance_interval(tolerance: float, diffs: list) -> tuple[float, Interval]:
     return margin, interval
 
 
-def slope_interval(x, y, units) -> tuple[float, Interval, int]:
-    """Least-squares slope of y on x within units (each unit's own mean removed), its t interval, and the
-    number of units (runs)."""
-    frame = pd.DataFrame({"x": np.asarray(x, float), "y": np.asarray(y, float), "u": list(units)})
-    xc = frame["x"] - frame.groupby("u")["x"].transform("mean")
-    yc = frame["y"] - frame.groupby("u")["y"].transform("mean")
-    sxx = float((xc ** 2).sum())
-    slope = float((xc * yc).sum() / sxx) if sxx > 0 else float("nan")
-    dof = len(frame) - frame["u"].nunique() - 1
-    resid = yc - slope * xc
-    se = math.sqrt(float((resid ** 2).sum()) / dof / sxx) if dof > 0 and sxx > 0 else float("inf")
-
-    def interval(gamma):
-        gamma = np.asarray(gamma, float)
-        if not np.isfinite(se):
-            return np.full(gamma.shape, -np.inf), np.full(gamma.shape, np.inf)
-        half = stats.t.ppf(1 - gamma / 2, dof) * se if se > 0 else np.zeros(gamma.shape)
-        return slope - half, slope + half
-    return slope, interval, frame["u"].nunique()
+def unit_slopes(x, y, units) -> np.ndarray:
+    """The least-squares slope of y on x within each unit (a run: one data set, fold and seed) that has
+    two or more distinct x, in the order of the units' sorted labels."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    _, unit = np.unique(np.asarray(list(units), dtype=str), return_inverse=True)
+    count = np.bincount(unit)
+    xc = x - (np.bincount(unit, x) / count)[unit]
+    yc = y - (np.bincount(unit, y) / count)[unit]
+    sxx, sxy = np.bincount(unit, xc * xc), np.bincount(unit, xc * yc)
+    return sxy[sxx > 0] / sxx[sxx > 0]
 
 
 def p_value(cell: Cell) -> float:
@@ -257,20 +294,55 @@ def holm_intervals(cells: list[Cell]) -> list[Cell]:
     adjusted = holm_adjusted(p)
     for cell, raw, adj in zip(cells, p, adjusted):
         gamma = ALPHA * raw / adj if adj > 0 else ALPHA / len(cells)
-        low, high = cell.interval(np.array([min(gamma, 1.0)]))
+        cell.level = min(gamma, 1.0)
+        low, high = cell.interval(np.array([cell.level]))
         cell.low, cell.high = float(low[0]), float(high[0])
     return cells
 
 
-def runs_needed(cells: list[Cell]) -> int | None:
-    """Roughly how many runs per cell would decide the closest undecided cell: the interval's side towards 0
-    shrinks as 1/sqrt(runs) until it no longer reaches 0. None if no cell has a margin and a finite spread."""
+POWER = 0.8                 # runs_needed: the chance that a rerun at the advertised count decides the claim
+
+
+def runs_needed(cells: list[Cell], power: float = POWER) -> int | None:
+    """Runs per cell that decide the claim with probability about ``power``, from a power calculation at the
+    Holm level: every undecided cell (the cells a "reproduced" still lacks) must exclude 0 at the strictest
+    Holm level alpha / m; each gets power ``power ** (1 / u)`` (u undecided cells), so that all succeed
+    together with about ``power``; the need is the largest over them, taking each cell's margin and
+    run-to-run s.d. (recovered from its interval) as true. None if an undecided cell has no margin or spread
+    to extrapolate from (its margin is 0, or its interval unbounded)."""
+    undecided = [c for c in cells if c.low <= 0 <= c.high]
+    if not undecided:
+        return None
+    per_cell = power ** (1 / len(undecided))
     needs = []
-    for c in cells:
-        side = c.margin - c.low if c.margin > 0 else c.high - c.margin
-        if c.low <= 0 <= c.high and np.isfinite(side) and c.margin != 0 and np.isfinite(c.margin):
-            needs.append(max(c.runs + 1, math.ceil(c.runs * (side / abs(c.margin)) ** 2)))
-    return min(needs) if needs else None
+    for c in undecided:
+        sd = _run_sd(c)
+        if not (np.isfinite(sd) and np.isfinite(c.margin) and c.margin != 0):
+            return None
+        needs.append(_power_runs(abs(c.margin) / sd, ALPHA / len(cells), per_cell))
+    return max(max(needs), max(c.runs for c in undecided) + 1)
+
+
+def _run_sd(cell: Cell) -> float:
+    """The run-to-run s.d. a cell's interval implies: its half-width over t at the cell's own level."""
+    if cell.runs < 2 or not (np.isfinite(cell.low) and np.isfinite(cell.high)):
+        return float("nan")
+    gamma = cell.level
+    half = (cell.high - cell.low) / 2
+    return half / stats.t.ppf(1 - gamma / 2, cell.runs - 1) * math.sqrt(cell.runs)
+
+
+_CANDIDATE_RUNS = np.unique(np.concatenate([np.arange(2, 200), np.geomspace(200, 100_000, 160).astype(int)]))
+
+
+def _power_runs(effect: float, alpha: float, power: float) -> int:
+    """Smallest n (on a grid: every n to 200, then steps of about 4 %) whose two-sided one-sample t-test at
+    ``alpha`` detects a standardised ``effect`` with probability ``power`` (noncentral t, scipy.stats.nct);
+    100,000 if none up to it does."""
+    n = _CANDIDATE_RUNS
+    crit = stats.t.ppf(1 - alpha / 2, n - 1)
+    enough = stats.nct.sf(crit, n - 1, effect * np.sqrt(n)) >= power
+    return int(n[np.argmax(enough)]) if enough.any() else int(n[-1])
 
 
 def verdict_of(cells: list[Cell]) -> str:
@@ -293,15 +365,22 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
     below = sum(c.high < 0 for c in cells)
     reason = (f"margin: {what}; 95 % interval (Holm over {len(cells)} cell{'s' * (len(cells) > 1)}) "
               f"above 0 in {above}, below 0 in {below}, undecided in {len(cells) - above - below}")
-    needed = runs_needed(cells) if verdict == "inconclusive" else None
+    constant = [c.name for c in cells if getattr(c.interval, "constant", False)]
+    if constant:
+        reason += (f"; in {', '.join(constant)} the statistic is the same in every run (nothing the runs vary "
+                   "changes it): a measured value, given no interval; it decides nothing until it is "
+                   "replicated over what varies")
+    needed = runs_needed(cells) if verdict in ("inconclusive", "partly") else None
     if verdict == "inconclusive":
         most = max(c.runs for c in cells)
         if most < 2:
             needed = 3
             reason += "; one run per cell shows no spread: at least 3 runs per cell are needed to judge it"
+        elif needed:
+            reason += (f"; about {needed:,} runs per cell (now {most}) would decide it with {POWER:.0%} power "
+                       f"(every undecided cell at the Holm level, taking its margin and spread as true)")
         else:
-            reason += (f"; about {needed} runs per cell (now {most}) would decide the closest cell" if needed else
-                       "; the runs show no margin to extrapolate from")
+            reason += "; the runs show no margin or spread to extrapolate from"
     return Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed)
 
 
@@ -325,9 +404,22 @@ def _cells(frame: pd.DataFrame, claim: Claim):
 
 
 def _paired(part: pd.DataFrame, a, b, metric: str, column: str = "algorithm") -> pd.DataFrame:
+    """Runs of ``a`` and ``b`` side by side, one row per data set, fold and seed. Two runs of one of them
+    under the same keys are an error (averaging them would count two runs as one pair)."""
     keys = [k for k in PAIR_KEYS if k in part]
-    wide = part[part[column].isin([a, b])].pivot_table(index=keys, columns=column, values=metric)
+    rows = part[part[column].isin([a, b])]
+    _refuse_duplicates(rows, [*keys, column])
+    wide = rows.pivot_table(index=keys, columns=column, values=metric, dropna=False)
     return wide.dropna() if a in wide and b in wide else pd.DataFrame(columns=[a, b])
+
+
+def _refuse_duplicates(rows: pd.DataFrame, keys: list) -> None:
+    repeated = rows[rows.duplicated(keys, keep=False)]
+    if not repeated.empty:
+        first = repeated.iloc[0]
+        raise ValueError(f"{len(repeated)} runs share {', '.join(f'{k}={first[k]}' for k in keys)} in one cell of a "
+                         "claim; a cell holds one run per data set, fold and seed: add the column that tells them "
+                         "apart to the claim's cells or restrict the claim with `where`")
 
 
 def paired_difference(part: pd.DataFrame, a, b, metric: str, column: str = "algorithm"):
@@ -361,23 +453,44 @@ def _no_runs(what: str) -> Outcome:
 
 def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_) -> Outcome:
     """``paper_cells``: columns of the cell plus algorithm, paper_mean, paper_sd. Margin per cell:
-    k paper s.d. - |our mean - paper mean|."""
+    k paper s.d. - |our mean - paper mean| (an equivalence test: its lower end is the two one-sided tests').
+    The magnitude beside it: per cell, whether our mean is consistent with the paper's (the Bonferroni
+    interval of ours - paper's contains 0), above or below it."""
     keys = [c for c in claim.cells if c in frame] + ["algorithm"]
     merged = frame.merge(paper_cells, on=keys, how="inner")
     if merged.empty:
         return Outcome("no run matches a cell of the paper", 0, "not testable here", "no overlapping cells")
-    cells, texts = [], []
+    cells, texts, diffs = [], [], []
     for key, part in merged.groupby(keys, sort=False):
         name = "/".join(str(v) for v in key)
         paper_mean, paper_sd = float(part["paper_mean"].iloc[0]), float(part["paper_sd"].iloc[0])
         est, interval, n = mean_interval(part[claim.metric].to_numpy(float) - paper_mean)
         margin, tol_interval = tolerance_interval(k * paper_sd, [(est, interval)])
         cells.append(Cell(name, margin, tol_interval, n))
+        diffs.append((name, est / paper_sd, interval, paper_sd))
         texts.append((abs(est) / paper_sd, f"{name} {paper_mean + est:.3g} vs {paper_mean:.3g}±{paper_sd:.2g}"))
     inside = sum(c.margin >= 0 for c in cells)
     worst = [t for _, t in sorted(texts, reverse=True)[:3]]
     ours = f"{inside} of {len(cells)} cells' means within {k:g} paper s.d.; farthest: {', '.join(worst)}"
-    return decide(cells, ours, f"{k:g} paper s.d. minus |our mean - paper mean|")
+    outcome = decide(cells, ours, f"{k:g} paper s.d. minus |our mean - paper mean|")
+    outcome.magnitude = _table_magnitude(diffs)
+    return outcome
+
+
+def _table_magnitude(diffs: list) -> dict:
+    """Per table cell: our mean minus the paper's in paper s.d.s, with its Bonferroni interval over the cells,
+    and whether ours is consistent with the paper's mean, above it or below it."""
+    per = []
+    for name, standardised, interval, sd in diffs:
+        low, high = interval(np.array([ALPHA / len(diffs)]))
+        low, high = float(low[0]) / sd, float(high[0]) / sd
+        outcome = "above" if low > 0 else "below" if high < 0 else "as reported"
+        per.append({"cell": name, "ours_minus_paper_sd": _finite(standardised), "low": _finite(low),
+                    "high": _finite(high), "outcome": outcome})
+    counts = {o: sum(c["outcome"] == o for c in per) for o in ("as reported", "above", "below")}
+    return {"unit": "our mean - the paper's, in paper s.d.", "cells": per,
+            "summary": f"{counts['as reported']} of {len(per)} cells consistent with the paper's mean, "
+                       f"{counts['above']} above it, {counts['below']} below it (Bonferroni 95 %)"}
 
 
 def rule_paired_gain(frame, claim, treatment: str, control: str, column: str = "algorithm", **_) -> Outcome:
@@ -388,7 +501,7 @@ def rule_paired_gain(frame, claim, treatment: str, control: str, column: str = "
             continue
         est, interval, n = diff
         base = float(part.loc[part[column] == control, claim.metric].abs().mean())
-        cells.append(Cell(cell, est, interval, n))
+        cells.append(Cell(cell, est, interval, n, scale=100 / base if claim.relative and base > 0 else 1.0))
         texts.append(f"{cell} {100 * est / base:+.1f}%" if base > 0 else f"{cell} {est:+.3g}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
@@ -396,32 +509,54 @@ def rule_paired_gain(frame, claim, treatment: str, control: str, column: str = "
                   f"mean paired difference {treatment} - {control} in {_metric_name(claim)}")
 
 
-def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
-    """``treatments``: {treatment: control}. One cell: per run (data set, fold, seed), the paired gain
-    averaged over every compared pair and cell."""
-    gains, texts = [], []
+def _comparison_cells(frame, claim, treatments: dict) -> list[Cell]:
+    """One cell per comparison (treatment: control) and cell of the claim: the mean paired gain."""
+    cells = []
     for treatment, control in treatments.items():
         for cell, part in _cells(frame, claim):
-            pairs = _paired(part, treatment, control, claim.metric)
-            if pairs.empty:
-                continue
-            gain = (pairs[treatment] - pairs[control]).rename("gain").reset_index()
-            gains.append(gain)
-            texts.append((treatment, cell, float(gain["gain"].mean())))
-    if not gains:
+            diff = paired_difference(part, treatment, control, claim.metric)
+            if diff is not None:
+                cells.append(Cell(f"{treatment} vs {control}/{cell}", *diff))
+    return cells
+
+
+def rule_all_positive(frame, claim, treatments: dict, **_) -> Outcome:
+    """``treatments``: {treatment: control}. "For every" / "consistently": one cell per comparison and cell,
+    each the mean paired gain; reproduced only if every one is above 0."""
+    cells = _comparison_cells(frame, claim, treatments)
+    if not cells:
         return _no_runs("no runs of the compared algorithms")
-    keys = [k for k in PAIR_KEYS if k in gains[0]]
-    per_run = pd.concat(gains).groupby(keys)["gain"].mean()
-    est, interval, n = mean_interval(per_run.to_numpy())
-    positive = sum(mean > 0 for *_, mean in texts)
-    ours = (f"mean gain positive in {positive} of {len(texts)} comparisons: "
-            + "; ".join(f"{t}/{cell} {mean:+.3g}" for t, cell, mean in texts))
-    return decide([Cell("all comparisons", est, interval, n)], ours,
-                  f"the paired gain in {_metric_name(claim)} averaged over all comparisons")
+    ours = "; ".join(f"{c.name} {c.margin:+.3g}" for c in cells)
+    return decide(cells, ours, f"mean paired gain in {_metric_name(claim)}, one cell per comparison")
 
 
-def _winner_margin(part, metric, winners, others, column, sign=1.0):
-    """Cell margin ``max_w min_o sign * (w - o)`` over paired differences, or None if a pair is missing."""
+def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
+    """``treatments``: {treatment: control}. "Mostly": more than half of the comparisons (each treatment in each
+    cell) gain. One summary cell: the q-th largest paired gain, q = m // 2 + 1 of m comparisons, with the
+    q-th largest ends of the comparisons' Bonferroni intervals (if every interval covers its gain, the q-th
+    largest gain lies between them): above 0 means q comparisons gain, below 0 that fewer than q can."""
+    parts = _comparison_cells(frame, claim, treatments)
+    if not parts:
+        return _no_runs("no runs of the compared algorithms")
+    m, q = len(parts), len(parts) // 2 + 1
+
+    def interval(gamma):
+        ends = [c.interval(np.asarray(gamma, float) / m) for c in parts]
+        lows = np.sort(np.stack([lo for lo, _ in ends]), axis=0)[::-1]
+        highs = np.sort(np.stack([hi for _, hi in ends]), axis=0)[::-1]
+        return lows[q - 1], highs[q - 1]
+    estimate = float(np.sort([c.margin for c in parts])[::-1][q - 1])
+    gaining = sum(c.margin > 0 for c in parts)
+    ours = (f"gain in {gaining} of {m} comparisons (claimed: most, i.e. at least {q}): "
+            + "; ".join(f"{c.name} {c.margin:+.3g}" for c in parts))
+    return decide([Cell(f"{q}-th largest of {m} comparisons", estimate, interval, min(c.runs for c in parts))],
+                  ours, f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
+
+
+def _winner_margin(part, metric, winners, others, column, sign=1.0, every=False):
+    """Cell margin over paired differences ``sign * (w - o)``, or None if a pair is missing: with ``every``,
+    the smallest over all winners and others (every winner beats every other); else ``max_w min_o`` (some
+    winner beats every other)."""
     diffs = {}
     for w in winners:
         row = {}
@@ -432,12 +567,14 @@ def _winner_margin(part, metric, winners, others, column, sign=1.0):
                 return None
             row[o] = d[:2]
         diffs[w] = row
+    if every:
+        diffs = {"every": {(w, o): d for w, row in diffs.items() for o, d in row.items()}}
     margin, interval = maxmin_interval(diffs)
     runs = min(len(_paired(part, w, o, metric, column)) for w in winners for o in others)
     return margin, interval, runs
 
 
-def _ordering(frame, claim, winners_of, column, sign, what) -> Outcome:
+def _ordering(frame, claim, winners_of, column, sign, what, every=False) -> Outcome:
     """The shared body of best / worst / argmax_in / extreme_in: ``winners_of(values)`` names the claimed
     winners among the cell's values of ``column``; the margin is the winners' paired lead over the rest."""
     cells, texts = [], []
@@ -447,7 +584,7 @@ def _ordering(frame, claim, winners_of, column, sign, what) -> Outcome:
         others = [v for v in values if v not in winners]
         if not winners or not others:
             continue
-        result = _winner_margin(part, claim.metric, winners, others, column, sign)
+        result = _winner_margin(part, claim.metric, winners, others, column, sign, every)
         if result is None:
             continue
         margin, interval, runs = result
@@ -455,7 +592,7 @@ def _ordering(frame, claim, winners_of, column, sign, what) -> Outcome:
         leader = means.idxmax() if sign > 0 else means.idxmin()
         cells.append(Cell(cell, margin, interval, runs))
         place = "highest" if sign > 0 else "lowest"
-        texts.append(f"{cell}: {place} {leader} (margin {_fmt(margin)})")
+        texts.append(f"{cell}: {place} {leader} of {len(values)} (margin {_fmt(margin)})")
     if not cells:
         return _no_runs(f"no cell has runs of the claimed {column} and another")
     return decide(cells, "; ".join(texts), what)
@@ -473,16 +610,28 @@ def rule_best(frame, claim, target: str, **_) -> Outcome:
 
 
 def rule_worst(frame, claim, targets: list, **_) -> Outcome:
+    """Every one of ``targets`` is below every other method (the claim names them all as the worst)."""
     metric = claim.metric.removeprefix("neg_")
     return _ordering(frame, claim, lambda _: targets, "algorithm", -1.0,
-                     f"smallest paired gap between any other method and the lowest of {', '.join(targets)} in "
-                     f"{'-' if claim.metric.startswith('neg_') else ''}{metric}")
+                     f"smallest paired gap between any other method and any of {', '.join(targets)} in "
+                     f"{'-' if claim.metric.startswith('neg_') else ''}{metric} (each of them below every other)",
+                     every=True)
 
 
-def rule_argmax_in(frame, claim, parameter: str, values: list, **_) -> Outcome:
+def rule_argmax_in(frame, claim, parameter: str, values: list | None = None, around: float | None = None,
+                   within: float | None = None, **_) -> Outcome:
+    """The best value of ``parameter`` is one of ``values`` (or lies within ``within`` of ``around``)."""
     name = parameter.removeprefix("param:")
-    return _ordering(frame, claim, lambda present: [v for v in present if v in values], parameter, 1.0,
-                     f"best {claim.metric} over {name} in {values} minus the best outside (paired)")
+    if values is None:
+        def inside(present):
+            return [v for v in present if abs(float(v) - around) <= within + 1e-12]
+        claimed = f"{around:g} ± {within:g}"
+    else:
+        def inside(present):
+            return [v for v in present if v in values]
+        claimed = str(values)
+    return _ordering(frame, claim, inside, parameter, 1.0,
+                     f"best {claim.metric} over {name} in {claimed} minus the best outside (paired)")
 
 
 def rule_extreme_in(frame, claim, column: str, value: str, direction: str = "larger", **_) -> Outcome:
@@ -492,20 +641,24 @@ def rule_extreme_in(frame, claim, column: str, value: str, direction: str = "lar
 
 
 def rule_increasing(frame, claim, parameter: str, **_) -> Outcome:
+    """The metric rises with the parameter: one least-squares slope per run (data set, fold and seed), and a
+    t interval over the runs' slopes (a run is the unit that varies; pooling the residuals of all runs would
+    count a run-by-parameter interaction as precision)."""
     cells, texts = [], []
     units = [k for k in PAIR_KEYS if k in frame]
     for cell, part in _cells(frame, claim):
         if part[parameter].nunique() < 3:
             continue
-        slope, interval, n = slope_interval(part[parameter].astype(float), part[claim.metric],
-                                            part[units].astype(str).agg("/".join, axis=1))
+        slopes = unit_slopes(part[parameter].astype(float), part[claim.metric],
+                             part[units].astype(str).agg("/".join, axis=1))
+        slope, interval, n = mean_interval(slopes)
         cells.append(Cell(cell, slope, interval, n))
         texts.append(f"{cell}: slope {slope:+.3g}")
     name = parameter.removeprefix("param:")
     if not cells:
         return Outcome("fewer than three values", 0, "not testable here", f"{name} needs three or more values")
     return decide(cells, "; ".join(texts) + f" per unit of {name}",
-                  f"least-squares slope of {claim.metric} on {name} within runs of one seed (positive: rises)")
+                  f"mean over runs of each run's least-squares slope of {claim.metric} on {name} (positive: rises)")
 
 
 def rule_flat(frame, claim, parameter: str, tolerance: float, relative: bool = False, **_) -> Outcome:
@@ -577,59 +730,70 @@ def rule_equivalent(frame, claim, treatment: str, control: str, tolerance: float
                   f"{tolerance:g} minus |mean paired difference| in {claim.metric}")
 
 
-def rule_closer(frame, claim, treatment: str, near: str, far: str, **_) -> Outcome:
-    """The treatment's mean lies nearer ``near``'s than ``far``'s: margin (t - far) - (near - t) = 2t - near - far,
-    paired over runs of one data set, fold and seed; ``ours`` gives the share of the far-near gap closed."""
+def rule_closer(frame, claim, treatment: str, near: str, far: str, share: float = 0.5, **_) -> Outcome:
+    """The treatment closes more than ``share`` of the gap from ``far`` to ``near``: margin
+    (t - far) - share (near - far), paired over runs of one data set, fold and seed (``share`` 0.5: it lies
+    nearer ``near`` than ``far``); ``ours`` gives the share of the gap closed."""
     cells, texts = [], []
     keys = [k for k in PAIR_KEYS if k in frame]
     for cell, part in _cells(frame, claim):
-        wide = part[part["algorithm"].isin([treatment, near, far])].pivot_table(index=keys, columns="algorithm",
-                                                                               values=claim.metric)
+        rows = part[part["algorithm"].isin([treatment, near, far])]
+        _refuse_duplicates(rows, [*keys, "algorithm"])
+        wide = rows.pivot_table(index=keys, columns="algorithm", values=claim.metric)
         if not {treatment, near, far} <= set(wide.columns):
             continue
         wide = wide.dropna()
-        est, interval, n = mean_interval(2 * wide[treatment] - wide[near] - wide[far])
+        est, interval, n = mean_interval((wide[treatment] - wide[far]) - share * (wide[near] - wide[far]))
         gap = float((wide[near] - wide[far]).mean())
         cells.append(Cell(cell, est, interval, n))
         closed = (float(wide[treatment].mean()) - float(wide[far].mean())) / gap if gap else float("nan")
         texts.append(f"{cell}: closes {closed:.0%} of the {far}-{near} gap")
     if not cells:
         return _no_runs(f"no runs of {treatment}, {near} and {far} together")
-    return decide(cells, "; ".join(texts), f"({treatment} - {far}) - ({near} - {treatment}) in {claim.metric}, paired")
+    return decide(cells, "; ".join(texts) + f" (claimed: more than {share:.0%})",
+                  f"({treatment} - {far}) - {share:g} x ({near} - {far}) in {claim.metric}, paired")
 
 
-def bootstrap_interval(a, b, statistic, resamples: int = 1999) -> tuple[float, Interval, int]:
-    """``statistic(a, b)`` over paired samples and its percentile bootstrap interval family (resampling the
-    pairs, scipy.stats.bootstrap, fixed seed); fewer than 3 pairs give an unbounded interval."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    estimate = float(statistic(a, b))
-    if len(a) < 3:
-        return estimate, lambda g: (np.full(np.shape(g), -np.inf), np.full(np.shape(g), np.inf)), len(a)
-    result = stats.bootstrap((a, b), statistic, paired=True, vectorized=False, n_resamples=resamples,
-                             method="percentile", random_state=0)
-    draws = np.sort(result.bootstrap_distribution)
+def spread_ratio_interval(treatment, control) -> tuple[float, Interval, int]:
+    """log(s.d. of control / s.d. of treatment) over paired runs and its exact interval family under
+    bivariate normality: Pitman's (1939) and Morgan's (1939) test, which turns equal variances of a pair
+    into zero correlation of their sum and difference (a t-test with n - 2 degrees of freedom). For a
+    variance ratio r = s_c^2 / s_t^2 with correlation rho of the pairs, the 1 - gamma interval of the true
+    ratio is r (K -+ sqrt(K^2 - 1)), K = 1 + 2 (1 - rho^2) t^2 / (n - 2), t the t quantile at 1 - gamma / 2;
+    the margin is half the log of the ratio. Fewer than 3 pairs give an unbounded interval."""
+    t_runs, c_runs = np.asarray(treatment, float), np.asarray(control, float)
+    n = len(t_runs)
+    var_t, var_c = (float(np.var(t_runs, ddof=1)), float(np.var(c_runs, ddof=1))) if n >= 2 else (0.0, 0.0)
+    if n < 3 or var_t == 0 or var_c == 0:
+        estimate = 0.5 * math.log(var_c / var_t) if var_t > 0 and var_c > 0 else float("nan")
+        return estimate, lambda g: (np.full(np.shape(g), -np.inf), np.full(np.shape(g), np.inf)), n
+    ratio = var_c / var_t
+    rho = float(np.corrcoef(t_runs, c_runs)[0, 1])
 
     def interval(gamma):
-        gamma = np.asarray(gamma, float)
-        return np.quantile(draws, gamma / 2), np.quantile(draws, 1 - gamma / 2)
-    return estimate, interval, len(a)
+        t = stats.t.ppf(1 - np.asarray(gamma, float) / 2, n - 2)
+        k = 1 + 2 * (1 - rho ** 2) * t ** 2 / (n - 2)
+        upper = k + np.sqrt(k ** 2 - 1)                   # K - sqrt(K^2 - 1) = 1 / upper, without cancellation
+        return 0.5 * np.log(ratio / upper), 0.5 * np.log(ratio * upper)
+    return 0.5 * math.log(ratio), interval, n
 
 
 def rule_smaller_spread(frame, claim, treatment: str, control: str, column: str = "algorithm", **_) -> Outcome:
-    """The runs of ``treatment`` vary less than those of ``control`` (sample standard deviations, paired runs)."""
+    """The runs of ``treatment`` vary less than those of ``control``: margin log(s.d. control / s.d. treatment)
+    over paired runs, with the Pitman-Morgan interval (:func:`spread_ratio_interval`), exact at any n >= 3."""
     cells, texts = [], []
     for cell, part in _cells(frame, claim):
         pairs = _paired(part, treatment, control, claim.metric, column)
         if pairs.empty:
             continue
-        est, interval, n = bootstrap_interval(pairs[treatment], pairs[control],
-                                              lambda t, c: np.std(c, ddof=1) - np.std(t, ddof=1))
+        est, interval, n = spread_ratio_interval(pairs[treatment], pairs[control])
         cells.append(Cell(cell, est, interval, n))
         texts.append(f"{cell}: s.d. {pairs[treatment].std():.3g} vs {pairs[control].std():.3g}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
     return decide(cells, "; ".join(texts) + f" ({treatment} vs {control})",
-                  f"s.d. of {control} minus s.d. of {treatment} in {claim.metric} over paired runs (bootstrap)")
+                  f"log(s.d. of {control} / s.d. of {treatment}) in {claim.metric} over paired runs "
+                  "(Pitman-Morgan interval)")
 
 
 def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
@@ -637,6 +801,7 @@ def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
 
 
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,
+         "all_positive": rule_all_positive,
          "best": rule_best, "worst": rule_worst, "increasing": rule_increasing, "flat": rule_flat,
          "argmax_in": rule_argmax_in, "below": rule_below, "above": rule_above, "extreme_in": rule_extreme_in,
          "equivalent": rule_equivalent, "closer": rule_closer, "smaller_spread": rule_smaller_spread,
@@ -653,24 +818,106 @@ def with_seeds(sizes: dict, seeds: int | None) -> dict:
             for k, v in sizes.items()}
 
 
+SMALLER = "smaller than reported"
+
+
+def gain_magnitude(claim: Claim, cells: list[Cell]) -> dict | None:
+    """Our interval beside the size the paper reports (``claim.paper_number``, in the paper's units), per
+    cell: "as reported" (the paper's number lies in our interval), "smaller" or "larger"; None if the claim
+    states no number."""
+    if claim.paper_number is None or claim.rule == "within_sd":
+        return None
+    per = []
+    for c in cells:
+        paper = claim.paper_number.get(c.name) if isinstance(claim.paper_number, dict) else claim.paper_number
+        if paper is None:
+            continue
+        low, high = c.low * c.scale, c.high * c.scale
+        outcome = "smaller" if high < paper else "larger" if low > paper else "as reported"
+        per.append({"cell": c.name, "paper": float(paper), "ours": _finite(c.margin * c.scale), "low": _finite(low),
+                    "high": _finite(high), "outcome": outcome})
+    if not per:
+        return None
+    outcomes = {c["outcome"] for c in per}
+    unit = "% of the control's mean" if claim.relative else _metric_name(claim)
+    summary = (f"{outcomes.pop()} in every cell" if len(outcomes) == 1 else
+               ", ".join(f"{o} in {sum(c['outcome'] == o for c in per)}" for o in ("smaller", "as reported", "larger")
+                         if any(c["outcome"] == o for c in per)))
+    return {"unit": unit, "cells": per, "summary": summary,
+            "all_smaller": all(c["outcome"] == "smaller" for c in per)}
+
+
+def largest_allowed(cells: list[Cell], claim: Claim) -> str:
+    """The largest margin the runs still allow (the highest upper end among the cells), in the margin's units
+    and, for a gain in %, in the paper's."""
+    top = max(cells, key=lambda c: c.high)
+    text = f"the runs allow a margin of at most {_fmt(top.high)} (cell {top.name})"
+    if claim.relative and top.scale != 1.0 and np.isfinite(top.high):
+        text += f", a gain of at most {top.high * top.scale:+.2f} %"
+    return text
+
+
+def _judge_outcome(claim: Claim, frame: pd.DataFrame | None, config: str, extra: dict) -> Outcome:
+    if claim.rule == "not_testable":
+        return rule_not_testable(None, claim, **claim.args)
+    if frame is None or frame.empty:
+        return Outcome("", 0, "not testable here", extra.get("missing", "no runs for this claim in this build"))
+    if "config" in frame:
+        frame = frame[frame["config"] == config]
+    if claim.horizon and "rounds_run" in frame and not frame.empty and frame["rounds_run"].max() < claim.horizon:
+        return Outcome(f"runs of {int(frame['rounds_run'].max()):,} rounds", 0, "not testable here",
+                       f"not testable at this horizon: the paper states the claim at {claim.horizon:,} rounds and "
+                       f"this build ran {int(frame['rounds_run'].max()):,}; `olr claims {claim.paper} --profile "
+                       "paper` runs the paper's horizon")
+    extra = {k: v for k, v in extra.items() if k != "missing"}
+    return RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra)
+
+
+def sensitivity(claim: Claim, frame: pd.DataFrame | None, config: str, extra: dict) -> list[dict]:
+    """Each threshold of ours that the paper does not state (``claim.unstated``), with the verdict at half and
+    at double its distance from its base."""
+    rows = []
+    for name, unstated in claim.unstated.items():
+        value = claim.args[name]
+        row = {"name": name, "what": unstated.what, "value": value}
+        for label, factor in (("half", 0.5), ("double", 2.0)):
+            changed = round(unstated.base + factor * (value - unstated.base), 10)
+            variant = replace(claim, args={**claim.args, name: changed}, unstated={})
+            row[label] = {"value": changed, "verdict": _judge_outcome(variant, frame, config, extra).verdict}
+        rows.append(row)
+    return rows
+
+
 def judge(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> dict:
-    """The claim's record: paper, claim, config, paper_value, ours, runs, rule, verdict, reason, cells
-    (each {cell, margin, ci_low, ci_high, runs}) and, on inconclusive records, runs_needed."""
+    """The claim's record: paper, claim, config, config_role (the claim's first configuration is its headline,
+    the others sensitivity analyses), paper_value, ours, runs, rule, verdict, reason, cells (each {cell, margin,
+    ci_low, ci_high, runs}), magnitude (where the paper states a number), thresholds (the unstated ones, with
+    their sensitivity verdicts) and, on inconclusive records, runs_needed and largest_allowed.
+
+    "smaller than reported": the sign of the claim is not decided above 0 everywhere (inconclusive or partly),
+    but in every cell our interval lies below the size the paper reports, a decided outcome."""
     if claim.rule not in RULES:
         raise ValueError(f"claim {claim.id}: unknown rule {claim.rule!r}; valid: {', '.join(RULES)}")
-    if claim.rule == "not_testable":
-        outcome = rule_not_testable(None, claim, **claim.args)
-    elif frame is None or frame.empty:
-        outcome = Outcome("", 0, "not testable here", extra.pop("missing", "no runs for this claim in this build"))
-    else:
-        if "config" in frame:
-            frame = frame[frame["config"] == config]
-        outcome = RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra)
+    outcome = _judge_outcome(claim, frame, config, extra)
     record = {"paper": claim.paper, "id": claim.id, "source": claim.source, "claim": claim.text, "config": config,
+              "config_role": "headline" if config == claim.configs[0] else "sensitivity",
               "paper_value": claim.paper_value, "ours": outcome.ours, "runs": outcome.runs, "rule": claim.rule,
               "verdict": outcome.verdict, "reason": outcome.reason}
-    if outcome.verdict != "not testable here":
-        record["cells"] = [c.record() for c in outcome.cells]
+    if outcome.verdict == "not testable here":
+        return record
+    record["cells"] = [c.record() for c in outcome.cells]
+    magnitude = outcome.magnitude or gain_magnitude(claim, outcome.cells)
+    if magnitude:
+        record["magnitude"] = {k: v for k, v in magnitude.items() if k != "all_smaller"}
+        record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
+        if outcome.verdict in ("inconclusive", "partly") and magnitude.get("all_smaller"):
+            record["verdict"] = SMALLER
+            record["reason"] += (f"; in every cell our interval lies below the paper's number "
+                                 f"({magnitude['summary']}, in {magnitude['unit']})")
     if outcome.verdict == "inconclusive":
         record["runs_needed"] = outcome.runs_needed
+        record["largest_allowed"] = largest_allowed(outcome.cells, claim)
+        record["reason"] += f"; {record['largest_allowed']}"
+    if claim.unstated:
+        record["thresholds"] = sensitivity(claim, frame, config, extra)
     return record

@@ -67,6 +67,9 @@ PRESETS = {
                         description="MSLR-WEB10K-sized with three grades 0-2"),
         SyntheticPreset("synth-mq-linear", 800, 20, 46, THREE_GRADES, 1.6, relevance="linear",
                         description="MQ2008-sized, relevance linear in the features (PairRank's well-specified case)"),
+        SyntheticPreset("synth-mq-5g-linear", 800, 20, 46, FIVE_GRADES, 1.6, relevance="linear",
+                        description="MQ2008-sized, five grades, relevance linear in the features (the control of "
+                                    "the neural chapter's LDA claim for five-grade data)"),
         SyntheticPreset("synth-mq-net", 800, 20, 46, FIVE_GRADES, 1.0, relevance="network",
                         description="MQ2008-sized, five grades, relevance a known ReLU network of the features "
                                     "(the neural rankers' well-specified case)"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claims import Claim, with_seeds
+from ..claims import Claim, Unstated, with_seeds
 from . import pairrank
 
 PAPER = "pairrank"
@@ -48,13 +48,15 @@ CLAIMS = [
           "offline counterpart: its final offline NDCG@10 is within 0.02 of offline RankNet's (trained on every "
           "grade)", "convergence", OFFLINE, "equivalent", {"treatment": "pairrank_c", "control": "offline_ranknet",
                                                        "tolerance": 0.02, "column": "algorithm"},
-          "reaches offline RankNet within a few thousand impressions", CELLS, configs=BOTH),
+          "reaches offline RankNet within a few thousand impressions", CELLS, configs=BOTH,
+          unstated={"tolerance": Unstated("largest offline NDCG@10 gap that counts as 'converged'")}, horizon=5000),
     Claim(PAPER, "F3-c-over-r", "Figure 3", "PairRank_C beats PairRank_R offline (certain orders kept inside "
           "blocks)", "main", OFFLINE, "paired_gain", {"treatment": "pairrank_c", "control": "pairrank_r"},
           "C above R in every panel", CELLS, configs=BOTH),
     Claim(PAPER, "F3-sgd-like-pdgd", "Figure 3", "SGD RankNet performs comparably to PDGD offline", "main", OFFLINE,
           "equivalent", {"treatment": "sgd_ranknet", "control": "pdgd", "tolerance": 0.02, "column": "algorithm"},
-          "curves close", CELLS),
+          "curves close", CELLS,
+          unstated={"tolerance": Unstated("largest offline NDCG@10 gap that counts as 'comparable'")}),
     Claim(PAPER, "F4-best-online", "Figure 4", "PairRank_C has the best cumulative online NDCG@10 under every user "
           "and data set", "main", ONLINE, "best", {"target": "pairrank_c"}, "best in all 6 panels", CELLS,
           configs=BOTH),
@@ -73,7 +75,9 @@ CLAIMS = [
     Claim(PAPER, "F5-sgd-over-pdgd", "Figure 5", "SGD RankNet gets closer to the offline weights than PDGD", "main",
           COSINE, "paired_gain", {"treatment": "sgd_ranknet", "control": "pdgd"}, "SGD above PDGD", CELLS),
     Claim(PAPER, "F6-blocks-shrink", "Figure 6", "The block at rank 1 shrinks to a single document", "main",
-          "late:block_size_at_1", "below", {"threshold": 1.5}, "size 1 after a few hundred rounds", CELLS, PR),
+          "late:block_size_at_1", "below", {"threshold": 1.5}, "size 1 after a few hundred rounds", CELLS, PR,
+          unstated={"threshold": Unstated("mean block size below which the block counts as 'a single document'",
+                                          1.0)}),
     Claim(PAPER, "F6-navigational-slower", "Figure 6", "Blocks shrink slowest under navigational users (the "
           "top block is largest early on)", "main", "early:block_size_at_1", "extreme_in",
           {"column": "click_model", "value": "navigational", "direction": "larger"}, "navigational slowest",

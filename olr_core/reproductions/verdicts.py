@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 
-from ..claims import VERDICTS, Claim, judge
+from ..claims import SMALLER, VERDICTS, Claim, judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
 from ..rankers import get_algorithm
@@ -108,13 +108,14 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     for module in _modules(paper):
         frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds, rankers)
         for claim in [*module.CLAIMS, *with_claims(module, rankers)]:
-            judged = []
+            judged, inputs = [], {}
             for config in claim.configs:
                 frame = frames.get(config, {}).get(claim.experiment)
                 needed = claim.where.get("dataset")
                 extra = dict(module.paper_cells(claim))
                 if needed in missing:
                     frame, extra["missing"] = None, missing[needed]
+                inputs[config] = (frame, extra)
                 record = judge(claim, frame, config, **extra)
                 record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
                 record["page"] = evidence_page(module, claim)
@@ -123,7 +124,7 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                 judged.append(record)
             for record in judged:
                 if record["verdict"] == "not reproduced":
-                    record["cause"] = failure_cause(record, judged)
+                    record["cause"] = failure_cause(record, judged, claim, inputs)
                     record["reason"] += f"; {record['cause']}"
             records.extend(judged)
     return records
@@ -138,25 +139,48 @@ def evidence_page(module, claim) -> str:
 
 
 def _how_to_decide(paper: str, record: dict, frame: pd.DataFrame | None, profile: str) -> str:
-    """The command that runs about ``runs_needed`` runs per cell (more seeds of the same grid)."""
+    """The command that runs about ``runs_needed`` runs per cell: more seeds of the same grid, each seed
+    adding one run per fold of every cell."""
     needed, now = record.get("runs_needed"), max((c["runs"] for c in record.get("cells", [])), default=0)
     if not needed or frame is None or "seed" not in frame or not now:
         return f"; `olr claims {paper} --profile paper` runs the paper's scale"
-    seeds = math.ceil(frame["seed"].nunique() * needed / now)
-    return f"; `olr claims {paper} --profile {profile} --seeds {seeds}` runs that many"
+    per_seed = max(1, round(now / frame["seed"].nunique()))
+    seeds = math.ceil(needed / per_seed)
+    return (f"; `olr claims {paper} --profile {profile} --seeds {seeds}` runs {seeds * per_seed:,} per cell "
+            f"({per_seed} per seed) at this profile's horizon")
 
 
-def failure_cause(record: dict, judged: list[dict]) -> str:
-    """A failure's cause as shown by a run: the claim judged in another configuration (the switch between
-    the two, e.g. the paper's text and its authors' code) with another verdict; else "cause not found"
-    with what was tried."""
-    others = [r for r in judged if r is not record and r["verdict"] not in ("not testable here",)]
-    changed = [r for r in others if r["verdict"] != "not reproduced"]
-    if changed:
-        return "cause: the configuration; " + ", ".join(f"as `{r['config']}` the verdict is {r['verdict']}"
-                                                        for r in changed)
-    tried = ", ".join(f"`{r['config']}` (also not reproduced)" for r in others)
-    return "cause not found; tried: " + (tried if tried else "no other configuration of this claim has been run")
+def failure_cause(record: dict, judged: list[dict], claim: Claim | None = None, inputs: dict | None = None) -> str:
+    """A failure's cause as shown by a run. A configuration is named only when, on the same runs (the data
+    sets, folds and seeds both configurations ran, ``inputs``: {config: (frame, extra)}), the claim is
+    decisively not reproduced in this configuration and decisively reproduced in the other; otherwise
+    "cause not found", with what was tried and its verdict on the shared runs."""
+    others = [r for r in judged if r is not record and r["verdict"] != "not testable here"]
+    if not others:
+        return "cause not found; tried: no other configuration of this claim has been run"
+    tried = []
+    for other in others:
+        here, there, shared = _on_shared_runs(claim, record, other, inputs)
+        if here == "not reproduced" and there == "reproduced":
+            return (f"cause: the configuration; on the same {shared} runs the claim is not reproduced as "
+                    f"`{record['config']}` and reproduced as `{other['config']}`")
+        tried.append(f"`{other['config']}` on the same {shared} runs: {there} (as `{record['config']}` there: {here})")
+    return "cause not found; tried: " + "; ".join(tried)
+
+
+def _on_shared_runs(claim, record: dict, other: dict, inputs: dict | None) -> tuple[str, str, str]:
+    """The verdicts of both configurations judged on the runs (data set, fold, seed) they share."""
+    if claim is None or not inputs:
+        return record["verdict"], other["verdict"], "(unknown)"
+    (frame_a, extra_a), (frame_b, extra_b) = inputs[record["config"]], inputs[other["config"]]
+    keys = [k for k in ("dataset", "fold", "seed") if k in frame_a and k in frame_b]
+    common = frame_a[keys].drop_duplicates().merge(frame_b[keys].drop_duplicates(), on=keys)
+    if common.empty:
+        return record["verdict"], "no shared runs", "0"
+    here = judge(claim, frame_a.merge(common, on=keys), record["config"], **extra_a)["verdict"]
+    there = judge(claim, frame_b.merge(common, on=keys), other["config"], **extra_b)["verdict"]
+    described = ", ".join(f"{common[k].nunique()} {k}{'s' if common[k].nunique() > 1 else ''}" for k in keys)
+    return here, there, f"{len(common)} ({described})"
 
 
 def record_problems(records: list[dict]) -> list[str]:
@@ -178,17 +202,29 @@ def record_problems(records: list[dict]) -> list[str]:
             problems.append(f"{name}: not reproduced without a cause or 'cause not found'")
         if r["verdict"] == "inconclusive" and (any(v > 0 for v in low) or any(v < 0 for v in high)):
             problems.append(f"{name}: inconclusive, but a cell is decided")
+        sizes = (r.get("magnitude") or {}).get("cells") or []
+        if r["verdict"] == SMALLER and not (sizes and all(c["outcome"] == "smaller" for c in sizes)):
+            problems.append(f"{name}: smaller than reported, but a cell's interval reaches the paper's number")
+        if r.get("config_role") not in ("headline", "sensitivity"):
+            problems.append(f"{name}: no config_role")
     return problems
 
 
 def records_frame(records: list[dict]) -> pd.DataFrame:
-    columns = ["paper", "id", "source", "claim", "config", "paper_value", "ours", "setup", "runs", "rule",
-               "verdict", "reason", "cells", "runs_needed", "cause", "page"]
+    columns = ["paper", "id", "source", "claim", "config", "config_role", "paper_value", "ours", "setup", "runs",
+               "rule", "verdict", "reason", "cells", "runs_needed", "largest_allowed", "magnitude", "thresholds",
+               "cause", "page"]
     return pd.DataFrame(records, columns=columns)
 
 
+def headline(records: list[dict]) -> list[dict]:
+    """One record per claim: its headline configuration's (the paper's text, where it has one)."""
+    return [r for r in records if r.get("config_role") == "headline"]
+
+
 def verdict_counts(records: list[dict]) -> pd.DataFrame:
-    """Claims per paper and verdict (the dashboard's summary)."""
-    frame = records_frame(records)
+    """Claims per paper and headline verdict (the dashboard's summary): one count per claim, not per
+    configuration."""
+    frame = records_frame(headline(records))
     counts = frame.pivot_table(index="paper", columns="verdict", values="id", aggfunc="count", fill_value=0)
     return counts.reindex(columns=list(VERDICTS), fill_value=0)

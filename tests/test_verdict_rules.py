@@ -1,0 +1,187 @@
+"""Each rule tests the claim as written: constructed runs for each defect a statistician found in the rules,
+the error rates of the rules that decide on few runs, the power calculation behind ``runs_needed``, the
+magnitude beside the sign, the unstated thresholds' sensitivity, the horizon, and one headline per claim."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from olr_core.claims import ALPHA, Cell, Claim, Unstated, decide, judge, spread_ratio_interval
+from olr_core.reproductions import dsp_claims, neural_claims, pairrank_claims
+from olr_core.reproductions.verdicts import PAPERS, headline, record_problems, verdict_counts
+
+
+def frame_of(means: dict, runs: int = 20, sd: float = 0.01, cells=("p",), seed: int = 0) -> pd.DataFrame:
+    """Runs of each algorithm with the given mean per cell (paired by seed), noise of s.d. ``sd``."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"algorithm": a, "dataset": "d", "click_model": cell, "fold": 1, "seed": s,
+                          "m": mean[i] + sd * rng.standard_normal()}
+                         for a, mean in means.items() for i, cell in enumerate(cells) for s in range(runs)])
+
+
+def claim(rule, cells=("click_model",), **args):
+    return Claim("test", "x", "Figure 1", "a claim", "main", "m", rule, args, cells=cells)
+
+
+def test_two_targets_are_the_worst_only_if_each_is_below_every_other():
+    """Lowest dbgd and highest neural_dbgd: the claim "both are the worst" fails (it passed on the best target)."""
+    frame = frame_of({"dbgd": [0.2], "neural_dbgd": [0.9], "pdgd": [0.5], "mgd": [0.4]})
+    record = judge(claim("worst", targets=["dbgd", "neural_dbgd"]), frame, "text")
+    assert record["verdict"] == "not reproduced" and record["cells"][0]["margin"] == pytest.approx(-0.5, abs=0.02)
+    both_low = frame_of({"dbgd": [0.2], "neural_dbgd": [0.25], "pdgd": [0.5], "mgd": [0.4]})
+    assert judge(claim("worst", targets=["dbgd", "neural_dbgd"]), both_low, "text")["verdict"] == "reproduced"
+    for module, ids in ((neural_claims, ("F4-dbgd-worst", "F5-dbgd-worst")),
+                        (pairrank_claims, ("F3-dueling-worst", "F5-dueling-far"))):
+        assert {c.rule for c in module.CLAIMS if c.id in ids} == {"worst"}
+
+
+def test_for_every_needs_every_comparison_and_mostly_a_majority():
+    """+0.30, -0.05, -0.05: one large gain does not carry "for every base algorithm" (nor "mostly")."""
+    frame = frame_of({"a_dsp": [1.30], "a": [1.0], "b_dsp": [0.95], "b": [1.0], "c_dsp": [0.95], "c": [1.0]})
+    treatments = {"a_dsp": "a", "b_dsp": "b", "c_dsp": "c"}
+    every = judge(claim("all_positive", treatments=treatments), frame, "text")
+    assert every["verdict"] == "partly" and len(every["cells"]) == 3
+    assert judge(claim("mostly_positive", treatments=treatments), frame, "text")["verdict"] == "not reproduced"
+    two_of_three = frame_of({"a_dsp": [1.05], "a": [1.0], "b_dsp": [1.05], "b": [1.0], "c_dsp": [0.95], "c": [1.0]})
+    assert judge(claim("mostly_positive", treatments=treatments), two_of_three, "text")["verdict"] == "reproduced"
+    rules = {c.id: c.rule for c in dsp_claims.CLAIMS}
+    assert rules["F2-faster"] == "all_positive" and rules["T3-dsp-mostly"] == "mostly_positive"
+    assert {c.rule for c in neural_claims.CLAIMS if c.id == "F4-pdgd-over-dbgd"} == {"all_positive"}
+
+
+def test_a_value_equal_in_every_run_is_never_a_certainty():
+    frame = pd.DataFrame({"dataset": "d", "fold": 1, "seed": range(5), "algorithm": "a", "m": 0.07})
+    record = judge(claim("above", cells=("dataset",), threshold=0.0), frame, "text")
+    assert record["verdict"] != "reproduced" and record["cells"][0]["ci_low"] == -np.inf
+    assert "the statistic is the same in every run" in record["reason"]
+
+
+def _slope_claims(trials: int, seeds: int, spread: float, rng) -> list:
+    """Claims with no trend in x but a per-seed slope of s.d. ``spread`` (in units of the noise)."""
+    x = np.tile(np.arange(5.0), seeds)
+    seed = np.repeat(np.arange(seeds), 5)
+    frames = []
+    for _ in range(trials):
+        slopes = spread * rng.standard_normal(seeds)
+        y = slopes[seed] * x + rng.standard_normal(len(x))
+        frames.append(pd.DataFrame({"dataset": "d", "fold": 1, "seed": seed, "algorithm": "a", "param:x": x, "m": y}))
+    return frames
+
+
+@pytest.mark.parametrize("spread", [0.5, 1.0])
+def test_increasing_holds_its_level_when_slopes_vary_by_seed(spread):
+    """No true trend, slopes varying by seed: decisions (either side) in 5 % +- 1.5 % of 2,000 claims."""
+    rng = np.random.default_rng(11)
+    c = claim("increasing", cells=(), parameter="param:x")
+    decided = sum(judge(c, f, "text")["verdict"] != "inconclusive" for f in _slope_claims(2000, 5, spread, rng))
+    assert 0.035 <= decided / 2000 <= 0.065, decided
+
+
+def test_smaller_spread_holds_its_level_at_five_runs():
+    """Equal spreads, correlated pairs, n = 5: the Pitman-Morgan interval excludes 0 in at most 5.5 % of 2,000."""
+    rng = np.random.default_rng(5)
+    decided = 0
+    for _ in range(2000):
+        shared = rng.standard_normal(5)
+        t, c = shared + rng.standard_normal(5), shared + rng.standard_normal(5)
+        low, high = spread_ratio_interval(t, c)[1](np.array([ALPHA]))
+        decided += bool(low[0] > 0 or high[0] < 0)
+    assert decided / 2000 <= 0.055, decided
+    frame = pd.DataFrame([{"algorithm": a, "dataset": "d", "click_model": "p", "fold": 1, "seed": s, "m": v}
+                          for s in range(5) for a, v in (("t", 1 + 0.1 * rng.standard_normal()),
+                                                         ("c", 1 + 0.1 * rng.standard_normal()))])
+    record = judge(claim("smaller_spread", treatment="t", control="c"), frame, "text")
+    assert record["cells"][0]["ci_low"] < 0 < record["cells"][0]["ci_high"]     # 5 equal-spread runs: undecided
+
+
+def _exact_sample(effect: float, n: int, rng) -> np.ndarray:
+    """n values with sample mean ``effect`` and sample s.d. 1 exactly (the power calculation is then tested
+    apart from the noise of estimating the margin)."""
+    z = rng.standard_normal(n)
+    return effect + (z - z.mean()) / z.std(ddof=1)
+
+
+def test_runs_needed_is_a_power_calculation_over_the_cells_still_lacking():
+    """Three cells at 0.8, 0.5 and 0.3 s.d.: rerun at the advertised count, the claim is reproduced in >= 70 %."""
+    rng = np.random.default_rng(3)
+    effects = (0.8, 0.5, 0.3)
+    from olr_core.claims import mean_interval
+
+    first = decide([Cell(str(e), *mean_interval(_exact_sample(e, 10, rng))) for e in effects], "", "")
+    assert first.verdict == "inconclusive"
+    needed = first.runs_needed
+    assert 100 < needed < 400, needed
+    reproduced = 0
+    for _ in range(300):
+        cells = [Cell(str(e), *mean_interval(e + rng.standard_normal(needed))) for e in effects]
+        reproduced += decide(cells, "", "").verdict == "reproduced"
+    assert reproduced / 300 >= 0.70, reproduced
+
+
+def test_a_gain_far_below_the_papers_is_smaller_than_reported_not_inconclusive():
+    """A claimed +6 % gain whose interval lies within about [-0.5 %, +1.2 %]: a decided "smaller than reported"."""
+    rng = np.random.default_rng(0)
+    rows = [{"algorithm": a, "dataset": "d", "click_model": "p", "fold": 1, "seed": s,
+             "m": 100 + (0.35 if a == "t" else 0) + 0.8 * rng.standard_normal()} for s in range(12) for a in "tc"]
+    c = Claim("test", "x", "Table 2", "t beats c", "main", "m", "paired_gain", {"treatment": "t", "control": "c"},
+              "+6 %", ("click_model",), paper_number=6.0, relative=True)
+    record = judge(c, pd.DataFrame(rows), "text")
+    size = record["magnitude"]["cells"][0]
+    assert record["verdict"] == "smaller than reported", record
+    assert size["high"] < 6.0 and size["low"] < 0 < size["high"] and record["magnitude"]["summary"] == \
+        "smaller in every cell"
+    assert record_problems([{**record, "cells": record["cells"]}]) == []
+    near = judge(Claim("test", "x", "T", "t", "main", "m", "paired_gain", {"treatment": "t", "control": "c"},
+                       cells=("click_model",), paper_number=0.2, relative=True), pd.DataFrame(rows), "text")
+    assert near["verdict"] == "inconclusive" and near["magnitude"]["summary"] == "as reported in every cell"
+    assert "a gain of at most" in near["largest_allowed"]
+
+
+def test_unstated_thresholds_are_judged_at_half_and_double():
+    frame = pd.DataFrame({"dataset": "d", "fold": 1, "seed": range(20), "algorithm": "a",
+                          "m": 1.3 + 0.01 * np.random.default_rng(0).standard_normal(20)})
+    c = Claim("test", "x", "Figure 6", "one document", "main", "m", "below", {"threshold": 1.5}, cells=("dataset",),
+              unstated={"threshold": Unstated("block size that counts as one document", 1.0)})
+    record = judge(c, frame, "text")
+    (row,) = record["thresholds"]
+    assert record["verdict"] == "reproduced"
+    assert row["half"] == {"value": 1.25, "verdict": "not reproduced"}
+    assert row["double"] == {"value": 2.0, "verdict": "reproduced"}
+
+
+def test_a_claim_stated_at_a_horizon_is_not_judged_short_of_it():
+    frame = frame_of({"t": [1.1], "c": [1.0]}).assign(rounds_run=1000)
+    c = Claim("neural", "x", "Figure 4", "at 5,000 rounds", "main", "m", "paired_gain",
+              {"treatment": "t", "control": "c"}, horizon=5000)
+    record = judge(c, frame, "text")
+    assert record["verdict"] == "not testable here" and "not testable at this horizon" in record["reason"]
+    assert judge(c, frame.assign(rounds_run=5000), "text")["verdict"] == "reproduced"
+
+
+def test_duplicate_runs_in_a_cell_are_refused_not_averaged():
+    frame = frame_of({"t": [1.1], "c": [1.0]}, runs=5)
+    with pytest.raises(ValueError, match="2 runs share dataset=d, fold=1, seed=0, algorithm=t"):
+        judge(claim("paired_gain", treatment="t", control="c"), pd.concat([frame, frame.iloc[:1]]), "text")
+
+
+def test_one_headline_per_claim_and_counts_of_claims():
+    records = []
+    for config in ("text", "code"):
+        c = Claim("test", "x", "T", "t", "main", "m", "paired_gain", {"treatment": "t", "control": "c"},
+                  configs=("text", "code"))
+        records.append(judge(c, frame_of({"t": [1.1], "c": [1.0]}), config))
+    assert [r["config_role"] for r in records] == ["headline", "sensitivity"]
+    assert len(headline(records)) == 1 and int(verdict_counts(records).to_numpy().sum()) == 1
+    assert sum(len(m.CLAIMS) for m in PAPERS.values()) == len({(m.PAPER, c.id) for m in PAPERS.values()
+                                                              for c in m.CLAIMS})
+
+
+def test_every_registry_threshold_we_chose_is_named():
+    """Tolerances, bands and levels no paper states are Unstated parameters of their claims."""
+    for module in PAPERS.values():
+        for c in module.CLAIMS:
+            for name in ("tolerance", "k", "within", "share"):
+                if name in c.args:
+                    assert name in c.unstated, (module.PAPER, c.id, name)
+            if c.rule in ("below", "above") and c.args.get("threshold", 0.0) != 0.0:
+                assert "threshold" in c.unstated, (module.PAPER, c.id)
