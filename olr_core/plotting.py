@@ -156,7 +156,8 @@ def plot_curves(frame: pd.DataFrame, hue: str = "label", col: str | None = "clic
     return fig
 
 
-VERDICT_COLOURS = {"reproduced": "#2e7d32", "partly": "#b8860b", "not reproduced": "#c62828",
+VERDICT_COLOURS = {"reproduced": "#2e7d32", "partly": "#b8860b", "smaller than reported": "#e65100",
+                   "not reproduced": "#c62828",
                    "inconclusive": "#757575", "not testable here": "#bdbdbd"}
 
 

@@ -228,3 +228,22 @@ def verdict_counts(records: list[dict]) -> pd.DataFrame:
     frame = records_frame(headline(records))
     counts = frame.pivot_table(index="paper", columns="verdict", values="id", aggfunc="count", fill_value=0)
     return counts.reindex(columns=list(VERDICTS), fill_value=0)
+
+
+def differing_configurations(records: list[dict]) -> list[tuple[str, str]]:
+    """(paper, id) of the claims whose verdict differs between their configurations."""
+    verdicts: dict = {}
+    for r in records:
+        verdicts.setdefault((r["paper"], r["id"]), set()).add(r["verdict"])
+    return [key for key, seen in verdicts.items() if len(seen) > 1]
+
+
+def threshold_table(records: list[dict]) -> pd.DataFrame:
+    """One row per threshold of ours (a claim's unstated parameter): the claim, what the threshold is, and the
+    verdict at its value, at half and at double its distance from its base."""
+    rows = [{"claim": f"{r['paper']}: {r['id']}", "threshold": t["what"],
+             "value": f"{t['value']:g}", "verdict": r["verdict"],
+             "at half": f"{t['half']['value']:g}: {t['half']['verdict']}",
+             "at double": f"{t['double']['value']:g}: {t['double']['verdict']}"}
+            for r in records for t in r.get("thresholds", [])]
+    return pd.DataFrame(rows, columns=["claim", "threshold", "value", "verdict", "at half", "at double"])
