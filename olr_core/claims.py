@@ -906,10 +906,11 @@ def judge(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> dic
     if outcome.verdict == "not testable here":
         return record
     record["cells"] = [c.record() for c in outcome.cells]
+    if claim.paper_number is not None or claim.rule == "within_sd":
+        record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
     magnitude = outcome.magnitude or gain_magnitude(claim, outcome.cells)
     if magnitude:
         record["magnitude"] = {k: v for k, v in magnitude.items() if k != "all_smaller"}
-        record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
         if outcome.verdict in ("inconclusive", "partly") and magnitude.get("all_smaller"):
             record["verdict"] = SMALLER
             record["reason"] += (f"; in every cell our interval lies below the paper's number "

@@ -205,6 +205,8 @@ def record_problems(records: list[dict]) -> list[str]:
         sizes = (r.get("magnitude") or {}).get("cells") or []
         if r["verdict"] == SMALLER and not (sizes and all(c["outcome"] == "smaller" for c in sizes)):
             problems.append(f"{name}: smaller than reported, but a cell's interval reaches the paper's number")
+        if "paper_number" in r and r.get("cells") and not r.get("magnitude"):
+            problems.append(f"{name}: the paper states a number, but the record has no magnitude beside it")
         if r.get("config_role") not in ("headline", "sensitivity"):
             problems.append(f"{name}: no config_role")
     return problems
