@@ -28,7 +28,7 @@ DEFAULTS = {"pairrank_c": {"alpha": 0.1, "l2": 0.1}, "pairrank_r": {"alpha": 0.1
 # step to the winner (learning rate) and the exploration radius (step).
 _PAIRRANK_GRID = {"alpha": [0.01, 0.1, 0.5], "l2": [0.1, 10.0, 100.0]}
 _RATES = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
-_DUELING_GRID = {"learning_rate": [0.01, 0.03, 0.1], "step": [0.3, 1.0, 3.0]}
+_DUELING_GRID = {"learning_rate": [0.001, 0.01, 0.1], "step": [0.3, 1.0, 3.0]}
 TUNING_GRID = {"pairrank_c": _PAIRRANK_GRID, "pairrank_r": _PAIRRANK_GRID,
                "epsilon_greedy": {"epsilon": [0.05, 0.1, 0.2], "l2": [0.1, 10.0, 100.0]},
                "sgd_ranknet": {"learning_rate": _RATES}, "pdgd": {"learning_rate": _RATES},
