@@ -42,6 +42,7 @@ from olr_core.data import DataNotFoundError, load_fold
 from olr_core.loop import run_online
 from olr_core.rankers import make_ranker
 from olr_core.reproductions.pairrank import CODE_PAIRRANK
+from olr_core.reproductions.sources import plain
 from olr_core.users import make_user
 
 CUTOFF = 10
@@ -58,7 +59,7 @@ PAIRS = [
      "algorithms.DBGD.tdmgd", "TD_MGD", {"n_candidates": 9, "learning_rate": 0.01, "learning_rate_decay": 1.0}),
     ("PDGD", "pdgd", {"learning_rate": 0.1, "decay": 1.0},
      "algorithms.PDGD.pdgd", "PDGD", {"learning_rate": 0.1, "learning_rate_decay": 1.0}),
-    ("PairRank_C", "pairrank_c", {"alpha": 0.1, **CODE_PAIRRANK},
+    ("PairRank_C", "pairrank_c", {"alpha": 0.1, **plain(CODE_PAIRRANK)},
      "algorithms.PairRank.PairRank", "PairRank",
      {"alpha": 0.1, "_lambda": 0.1, "refine": True, "rank": "certain", "update": "gd", "learning_rate": 0.1,
       "learning_rate_decay": 1.0, "ind": True}),

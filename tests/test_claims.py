@@ -493,8 +493,9 @@ def test_an_infinite_difference_is_decided_without_arithmetic_on_infinity():
         assert low[0] == 0.5 and high[0] == np.inf
 
 
-def test_pairrank_code_configuration_changes_pairrank_and_the_users_only():
+def test_pairrank_code_configuration_changes_pairrank_pdgd_and_the_users_only():
     from olr_core.reproductions import pairrank
+    from olr_core.reproductions.sources import plain
 
     text = pairrank_claims.experiments("tiny", "text", ["synth-mslr", "mq2008"])["main"]
     code = pairrank_claims.experiments("tiny", "code", ["synth-mslr", "mq2008"])["main"]
@@ -503,8 +504,8 @@ def test_pairrank_code_configuration_changes_pairrank_and_the_users_only():
     assert [(s.algorithm, s.click_model, s.seed) for s in same] == [(s.algorithm, s.click_model, s.seed) for s in code]
     for before, after in zip(same, code):
         assert after.stop_rule == "every_position"
-        if after.algorithm.startswith("pairrank_"):
-            assert after.params == {**before.params, **pairrank.CODE_PAIRRANK}
+        if after.algorithm in pairrank.CODE_PARAMS:          # PairRank_C, PairRank_R and PDGD
+            assert after.params == {**before.params, **plain(pairrank.CODE_PARAMS[after.algorithm])}
         else:
             assert after.params == before.params
     assert {c.id for c in pairrank_claims.CLAIMS if "code" in c.configs} == {

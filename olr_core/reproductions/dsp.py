@@ -12,6 +12,7 @@ import yaml
 from ..claims import paired_test
 from ..data import get_spec
 from ..experiments import expand_grid
+from .sources import HCDM, Cited, citation_rows, citation_table, plain
 
 ALGORITHMS = ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"]
 BASES = ["dbgd", "mgd", "nsgd"]
@@ -19,20 +20,47 @@ CLICK_MODELS = ["perfect", "navigational", "informational"]
 
 
 # "As the text says" and "as the code ran": the choices where the paper's text and the authors'
-# public code differ (shared/REFERENCE_NOTES.md and the code's SIGIR2019 run script). Each entry: a
-# switch of the code, applied on top of the text's configuration; "code" applies all of them.
+# public code differ (shared/REFERENCE_NOTES.md). Each entry: a switch of the code, applied on top of the
+# text's configuration ("code" applies all of them): (description, {scope: {param: Cited(value, where the
+# authors' code sets it)}}, stop rule or None). A scope is a base algorithm (it covers the X-DSP variant
+# too), "dsp" (the X-DSP variants) or "all". The code's run script is scripts/SIGIR2019.py; it sets only
+# the decay (and NSGD's and DSP's sizes), so the rates and samples are the classes' defaults.
+_SCRIPT = f"{HCDM}/scripts/SIGIR2019.py"
+_DBGD = f"{HCDM}/algorithms/DBGD"
 CODE_CHOICES = {
-    "learning_rate": ("learning rate 0.01 (text: 0.1)", {"all": {"learning_rate": 0.01}}, None),
+    "learning_rate": ("learning rate 0.01 (text: 0.1)",
+                      {"dbgd": {"learning_rate": Cited(0.01, f"{_DBGD}/pdbgd.py:24, pdbgd_dsp.py:37")},
+                       "mgd": {"learning_rate": Cited(0.01, f"{_DBGD}/pdbgd.py:24 (P_MGD and P_MGD_DSP inherit "
+                                                            "P_DBGD's: pmgd.py:23, pmgd_dsp.py:35)")},
+                       "nsgd": {"learning_rate": Cited(0.01, f"{_DBGD}/tddbgd.py:31 (TD_NSGD and TD_NSGD_DSP "
+                                                             "inherit TD_DBGD's: tdNSGD.py:39, tdNSGD_dsp.py:47)")}},
+                      None),
     "multileave": ("probabilistic interleaving in DBGD, probabilistic multileaving with 49 candidates in MGD "
                    "(text: MGD team draft with 9; DBGD's method not stated)",
-                   {"dbgd": {"multileave": "probabilistic"}, "mgd": {"multileave": "probabilistic"}}, None),
+                   {"dbgd": {"multileave": Cited("probabilistic", f"{_SCRIPT}:32, :58 (P_DBGD, P_DBGD_DSP)")},
+                    "mgd": {"multileave": Cited("probabilistic", f"{_SCRIPT}:35, :61 (P_MGD, P_MGD_DSP; 49 "
+                                                                 f"candidates: {_DBGD}/pmgd.py:25, pmgd_dsp.py:37)")}},
+                   None),
     "credit": ("probabilistic credit estimated from 10,000 sampled team assignments (else exact)",
-               {"dbgd": {"credit_samples": 10_000}, "mgd": {"credit_samples": 10_000}}, None),
-    "decay": ("no learning-rate decay in MGD and NSGD", {"mgd": {"decay": 1.0}, "nsgd": {"decay": 1.0}}, None),
+               {"dbgd": {"credit_samples": Cited(10_000, f"{_DBGD}/pdbgd.py:26, pdbgd_dsp.py:39 (used at "
+                                                         f"{HCDM}/multileaving/ProbabilisticMultileave.py:55)")},
+                "mgd": {"credit_samples": Cited(10_000, f"{_DBGD}/pdbgd.py:26 (inherited by P_MGD, P_MGD_DSP)")}},
+               None),
+    "decay": ("no learning-rate decay in MGD and NSGD",
+              {"mgd": {"decay": Cited(1.0, f"{_DBGD}/pmgd.py:16-18, pmgd_dsp.py:19-21 (the model is built without "
+                                           f"the decay of {_SCRIPT}:28, so {HCDM}/models/linearmodel.py:15's 1.0)")},
+               "nsgd": {"decay": Cited(1.0, f"{_DBGD}/tdNSGD.py:18-20, tdNSGD_dsp.py:18-20 (likewise: "
+                                            f"{HCDM}/models/linearmodel.py:15)")}},
+              None),
     "nsgd_winners": ("NSGD steps to the mean of all winners (text: the best one, ties broken on difficult queries)",
-                     {"nsgd": {"winners": "mean"}}, None),
-    "stop_rule": ("stop draw at every examined position (text: only after a click)", {}, "every_position"),
-    "renormalize": ("projected DSP direction renormalised to unit length", {"dsp": {"dsp_renormalize": True}}, None),
+                     {"nsgd": {"winners": Cited("mean", f"{_DBGD}/tdNSGD.py:52-55, tdNSGD_dsp.py:61-62, :86 (the "
+                                                        "tie-break runs only while the queue of difficult queries "
+                                                        "is not full)")}},
+                     None),
+    "stop_rule": ("stop draw at every examined position (text: only after a click)", {},
+                  Cited("every_position", f"{HCDM}/utils/clicks.py:38-42")),
+    "renormalize": ("projected DSP direction renormalised to unit length",
+                    {"dsp": {"dsp_renormalize": Cited(True, f"{HCDM}/models/linearmodel.py:81-84")}}, None),
 }
 # A choice that acts only together with another: the sampled credit needs probabilistic multileaving.
 NEEDS = {"credit": "multileave"}
@@ -63,9 +91,22 @@ def config_params(config: str, algorithm: str) -> tuple[dict, str]:
     for name in config_choices(config):
         _, per_algorithm, rule = CODE_CHOICES[name]
         for scope in ("all", base, "dsp" if algorithm.endswith("_dsp") else None):
-            params.update(per_algorithm.get(scope, {}))
-        stop_rule = rule or stop_rule
+            params.update(plain(per_algorithm.get(scope, {})))
+        stop_rule = rule.value if rule else stop_rule
     return params, stop_rule
+
+
+def code_sources(config: str = "code") -> pd.DataFrame:
+    """Every parameter ``config`` sets, with the file and line of the authors' code it comes from
+    (the reproduction-choices table of the chapter)."""
+    rows = []
+    for name in config_choices(config):
+        _, per_algorithm, rule = CODE_CHOICES[name]
+        for scope, params in per_algorithm.items():
+            rows += citation_rows(config, scope, params, name)
+        if rule:
+            rows += citation_rows(config, "every user", {"stop_rule": rule}, name)
+    return citation_table(rows)
 
 
 def main_grid(datasets, folds, seeds, rounds: int = 10_000, algorithms=ALGORITHMS, click_models=CLICK_MODELS,

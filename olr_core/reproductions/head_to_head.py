@@ -1,8 +1,9 @@
 """Every click learner of the book in one simulator: the same data, queries, users and seeds.
 
-Each method runs with the settings its own chapter chose: the PairRank chapter's tuning for
-the linear pairwise learners and PDGD, the neural chapter's for the networks, and the DSP
-paper's text for the dueling bandits. The grid is the neural chapter's Figures 4-6 grid with
+Each method runs with the settings a chapter chose: the neural chapter's tuning for every method
+it compares (the networks, PairRank_C, epsilon-greedy, PDGD and DBGD), the PairRank chapter's for
+PairRank_R, SGD RankNet and MGD, and the DSP paper's text for NSGD and the DSP variants (so the
+budgets here are not equal: this page judges no paper's claim). The grid is the neural chapter's Figures 4-6 grid with
 more algorithms, so the runs the two share are computed once. The growing-library rankers
 (KLRank, GPER) rank a library without query features, and RTop-kF learns from the grades of
 the top k rather than from clicks, so neither can face these users; their chapters compare
@@ -31,8 +32,8 @@ SIGNIFICANCE = 0.05
 
 
 def settings() -> dict:
-    """{algorithm: parameters}: the neural chapter's choices (which include the PairRank chapter's
-    for the linear methods they share), then the PairRank chapter's for the rest; DSP's defaults."""
+    """{algorithm: parameters}: the neural chapter's choices for the methods it tunes, the PairRank
+    chapter's for the rest of its methods; DSP's defaults for the others."""
     chosen = {**pairrank.tuned_params(), **neural.tuned_params()}
     return {name: dict(chosen.get(name, {})) for name in ALGORITHMS}
 

@@ -7,25 +7,54 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy.special import expit
 
 from ..data.ranking_data import Fold, RankingData
 from ..experiments import expand_grid
 from ..experiments.store import default_store_dir
 from ..rankers.pairwise import PairRank, pairwise_uncertainty
+from .sources import PAIRRANK, Cited, citation_rows, citation_table, plain
 
 ALGORITHMS = ["pairrank_c", "pairrank_r", "pdgd", "epsilon_greedy", "sgd_ranknet", "dbgd", "mgd"]
 CLICK_MODELS = ["perfect", "navigational", "informational"]
 DEFAULTS = {"pairrank_c": {"alpha": 0.1, "l2": 0.1}, "pairrank_r": {"alpha": 0.1, "l2": 0.1},
             "epsilon_greedy": {"epsilon": 0.1, "l2": 0.1}, "sgd_ranknet": {"learning_rate": 0.1},
             "pdgd": {"learning_rate": 0.1}, "dbgd": {}, "mgd": {}}
-# An equal budget of nine settings per method. The l2 range of the model-based methods reaches
-# the effective strength of the authors' mean-form objective (2 * lambda * n with n in the
-# hundreds to thousands of pairs), so that the optimum can lie inside the grid.
-TUNING_GRID = {"pairrank_c": {"alpha": [0.01, 0.1, 0.5], "l2": [0.1, 10.0, 100.0]},
+# An equal budget of nine settings and the same seeds for every online learner a claim of the chapter compares
+# (ALGORITHMS: PairRank_R is tuned on its own, and so are DBGD and MGD). The l2 range of the model-based methods
+# reaches the effective strength of the authors' mean-form objective (2 * lambda * n with n in the hundreds to
+# thousands of pairs), so that the optimum can lie inside the grid; the dueling methods' two constants are the
+# step to the winner (learning rate) and the exploration radius (step).
+_PAIRRANK_GRID = {"alpha": [0.01, 0.1, 0.5], "l2": [0.1, 10.0, 100.0]}
+_RATES = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
+_DUELING_GRID = {"learning_rate": [0.001, 0.01, 0.1], "step": [0.3, 1.0, 3.0]}
+TUNING_GRID = {"pairrank_c": _PAIRRANK_GRID, "pairrank_r": _PAIRRANK_GRID,
                "epsilon_greedy": {"epsilon": [0.05, 0.1, 0.2], "l2": [0.1, 10.0, 100.0]},
-               "sgd_ranknet": {"learning_rate": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]},
-               "pdgd": {"learning_rate": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]}}
+               "sgd_ranknet": {"learning_rate": _RATES}, "pdgd": {"learning_rate": _RATES},
+               "dbgd": _DUELING_GRID, "mgd": _DUELING_GRID}
+
+
+def grid_size(grid: dict) -> int:
+    """The number of settings of one learner's grid ({param: values}): the product of the value counts."""
+    return int(np.prod([len(values) for values in grid.values()]))
+
+
+def tuning_budget(specs) -> dict[str, tuple[int, int]]:
+    """{algorithm: (settings tried, seeds per setting)} of a tuning grid's runs."""
+    settings, seeds = {}, {}
+    for spec in specs:
+        settings.setdefault(spec.algorithm, set()).add(spec.label())
+        seeds.setdefault(spec.algorithm, set()).add(spec.seed)
+    return {name: (len(settings[name]), len(seeds[name])) for name in settings}
+
+
+def budget_table(specs, choice: dict, display=str) -> pd.DataFrame:
+    """The tuning page's table: learner, settings tried, seeds, chosen setting (one row per tuned learner)."""
+    rows = [{"learner": display(name), "settings tried": n_settings, "seeds": n_seeds,
+             "chosen setting": ", ".join(f"{k}={v}" for k, v in choice.get(name, {}).items()) or "none finished"}
+            for name, (n_settings, n_seeds) in tuning_budget(specs).items()]
+    return pd.DataFrame(rows)
 
 
 def tuned_path() -> Path:
@@ -95,8 +124,8 @@ def read_tuned(path: Path, defaults: dict, followers: dict, page: str) -> dict:
 
 
 def tuned_params() -> dict:
-    """Parameters chosen by the tuning notebook (PairRank_R shares PairRank_C's); defaults if not tuned yet."""
-    return read_tuned(tuned_path(), DEFAULTS, {"pairrank_r": "pairrank_c"}, "pairrank_tuning")
+    """Parameters chosen by the tuning notebook, each learner its own; defaults if not tuned yet."""
+    return read_tuned(tuned_path(), DEFAULTS, {}, "pairrank_tuning")
 
 
 def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS,
@@ -156,26 +185,50 @@ CODE_STOP_RULE = "every_position"
 WHOLE_HISTORY = {"window": 100_000, "newton_steps": 5}
 
 
-# The authors' code's choices for PairRank_C and PairRank_R together (REFERENCE_NOTES): the mean-form objective
-# with its l2, shuffled disjoint pairs, the transitive closure, a (near) whole-history refit; users that may stop
-# at every position. The `code` configuration of the claims runs every method under these users.
-CODE_PAIRRANK = {"objective": "mean", "l2": 0.1, "pairing": "shuffled", "refine": True, **WHOLE_HISTORY}
+# The authors' code's choices for PairRank_C and PairRank_R together (REFERENCE_NOTES), each with the line of
+# the authors' release (yilingjia/PairRank) it is read from: the README's example run (README.md:18-19:
+# --lambda 0.1 --update gd --ind --refine) and the code those options select. The mean-form objective with
+# its l2, shuffled disjoint pairs, the transitive closure, a (near) whole-history refit; users that may stop
+# at every position. PDGD runs at the rate of the framework's PDGD run script. The `code` configuration of
+# the claims runs every method under these users. alpha stays tuned (the authors tuned it: REFERENCE_NOTES).
+_PR = f"{PAIRRANK}/algorithms/Pairwise/PairRank.py"
+CODE_PAIRRANK = {
+    "objective": Cited("mean", f"{_PR}:103-104, :110-111 (mean pair loss + lambda ||theta||^2)"),
+    "l2": Cited(0.1, f"{PAIRRANK}/README.md:18 (--lambda 0.1; the option's default is 0.5: "
+                     f"{PAIRRANK}/utils/argparsers/simulationargparser.py:185)"),
+    "pairing": Cited("shuffled", f"{PAIRRANK}/README.md:19 (--ind) -> {_PR}:321-324"),
+    "refine": Cited(True, f"{PAIRRANK}/README.md:19 (--refine) -> {_PR}:165-170"),
+    "window": Cited(WHOLE_HISTORY["window"], f"{PAIRRANK}/README.md:19 (--update gd) -> {_PR}:362-372 (every "
+                                             "round of the history; ours: a window longer than any run)"),
+    "newton_steps": Cited(WHOLE_HISTORY["newton_steps"], f"{_PR}:449-461 (L-BFGS-B to convergence, ftol 1e-6; "
+                                                         "ours: 5 damped Newton steps per round)"),
+}
+CODE_PDGD = {"learning_rate": Cited(0.1, f"{PAIRRANK}/scripts/CIKM2018.py:50 (its decay, :51, is our default "
+                                         "0.9999977)")}
+CODE_STOP = Cited(CODE_STOP_RULE, f"{PAIRRANK}/utils/clicks.py:37-43")
+CODE_PARAMS = {"pairrank_c": CODE_PAIRRANK, "pairrank_r": CODE_PAIRRANK, "pdgd": CODE_PDGD}
 CONFIG_TITLES = {"text": "as the paper's text describes it", "code": "as the authors' code runs it"}
 
 
+def code_sources() -> pd.DataFrame:
+    """Every parameter the `code` configuration sets, with the file and line of the authors' code."""
+    rows = [row for name, params in CODE_PARAMS.items() for row in citation_rows("code", name, params)]
+    return citation_table(rows + citation_rows("code", "every user", {"stop_rule": CODE_STOP}))
+
+
 def in_config(specs, config: str = "text") -> list:
-    """The runs of a grid in ``config``: ``text`` leaves them as they are; ``code`` gives PairRank_C and
-    PairRank_R the code's choices (:data:`CODE_PAIRRANK`, over their tuned alpha) and every run the code's
-    stop rule."""
+    """The runs of a grid in ``config``: ``text`` leaves them as they are; ``code`` gives PairRank_C, PairRank_R
+    and PDGD the code's choices (:data:`CODE_PARAMS`, over their tuned values: PairRank keeps its tuned alpha)
+    and every run the code's stop rule."""
     import dataclasses
 
     if config == "text":
         return list(specs)
     if config != "code":
         raise ValueError(f"unknown PairRank configuration {config!r}; valid: {', '.join(CONFIG_TITLES)}")
-    return [dataclasses.replace(spec, stop_rule=CODE_STOP_RULE,
-                                params={**spec.params, **CODE_PAIRRANK} if spec.algorithm.startswith("pairrank_")
-                                else spec.params) for spec in specs]
+    return [dataclasses.replace(spec, stop_rule=CODE_STOP.value,
+                                params={**spec.params, **plain(CODE_PARAMS.get(spec.algorithm, {}))})
+            for spec in specs]
 
 
 def ablation_variants(tuned: dict, l2_mean=(0.01, 0.1)) -> dict[str, dict]:
@@ -198,7 +251,7 @@ def ablation_variants(tuned: dict, l2_mean=(0.01, 0.1)) -> dict[str, dict]:
     out["near whole-history refit"] = variant(WHOLE_HISTORY)
     out["refine (transitive closure)"] = variant({"refine": True})
     out["stop at every position"] = variant(stop_rule=CODE_STOP_RULE)
-    out["all code choices"] = variant({**CODE_PAIRRANK, "l2": float(max(l2_mean))}, CODE_STOP_RULE)
+    out["all code choices"] = variant({**plain(CODE_PAIRRANK), "l2": float(max(l2_mean))}, CODE_STOP_RULE)
     return out
 
 
