@@ -28,7 +28,8 @@ CONFIGS = ("text", "code")
 SYNTHETIC = ("synth-mslr",)
 BOTH = ("text", "code")         # the central claims are judged as the text describes PairRank and as the code runs it
 PAGES = {"Figure 3": "pairrank_figure3", "Figure 4": "pairrank_figure4", "Figure 5": "pairrank_figure5",
-         "Figure 6": "pairrank_figure6", "Figure 7": "pairrank_figure7", "Theorem 8": "pairrank_theory"}   # where each source's runs are shown
+         "Figure 6": "pairrank_figure6", "Figure 7": "pairrank_figure7",
+         "Theorem 8": "pairrank_theory"}   # where each source's runs are shown
 
 ONLINE, OFFLINE, COSINE = "discounted_online_ndcg10", "final_offline_ndcg10", "final:cosine_to_reference"
 CELLS = ("dataset", "click_model")
