@@ -60,4 +60,5 @@ def marginal_perplexity(model, log: ClickLog) -> dict:
 
 def both_perplexities(model, log: ClickLog) -> dict:
     """The conditional perplexity the book reports and the marginal one of Chuklin et al. / PyClick."""
-    return {"conditional": evaluate(model, log)["perplexity"], "marginal": marginal_perplexity(model, log)["perplexity"]}
+    return {"conditional": evaluate(model, log)["perplexity"],
+            "marginal": marginal_perplexity(model, log)["perplexity"]}
