@@ -213,9 +213,12 @@ def test_two_candidate_kl_cost_is_ranknets_pairwise_loss():
 
 def test_cost_exponent_tells_m_log_m_from_quadratic(monkeypatch):
     monkeypatch.setattr(topk, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-8 * m * np.log(m))
+    topk.cost_exponent.cache_clear()
     assert topk.cost_exponent() < 1 + 1 / np.log(1024)
     monkeypatch.setattr(topk, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-10 * m ** 2)
+    topk.cost_exponent.cache_clear()
     assert topk.cost_exponent() == pytest.approx(2.0)
+    topk.cost_exponent.cache_clear()
 
 
 def test_position_based_model_has_equal_perplexities_by_construction():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -262,6 +263,7 @@ def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bo
 
 # -- Theorem 3.1's reflection invariance for each proposal scheme (issue #36) ------------------------------------
 
+@functools.cache          # one check per scheme, data set, fold and seed, whatever the configuration or user
 def reflection_defect(algorithm: str, dataset: str, fold: int = 1, seed: int = 0, data_dir=None, draws: int = 200,
                       examined: int = 10) -> float:
     """How far the proposals of ``algorithm``'s candidate scheme leave their own support under the reflection

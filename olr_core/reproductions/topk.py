@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -312,6 +313,7 @@ def round_seconds(surrogate: str, m: int, rounds: int, n_features: int = 46, see
     return float(np.median(times))
 
 
+@functools.cache          # one sweep per surrogate and seed in a process, whatever the configurations judged
 def cost_exponent(surrogate: str = "squared", levels=COST_LEVELS, rounds: int = 9, seed: int = 0) -> float:
     """The larger of the least-squares slopes of log(seconds per round) on log(m) within each range of
     ``levels``: at most about 1 + 1/ln(m) for a cost of O(m log m) (a fixed overhead lowers it), 2 for a
