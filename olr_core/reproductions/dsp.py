@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -299,3 +300,39 @@ def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bo
             projected[i], ranks[i] = space.project(u, space.examined(query.features, shown, feedback))
         # else: no click, examination unknown, nothing shown counts as examined: A = 0
     return {"u": directions, "Au": projected, "win": wins, "rank": ranks}
+
+
+# -- Theorem 3.1's reflection invariance for each proposal scheme (issue #36) ------------------------------------
+
+@functools.cache          # one check per scheme, data set, fold and seed, whatever the configuration or user
+def reflection_defect(algorithm: str, dataset: str, fold: int = 1, seed: int = 0, data_dir=None, draws: int = 200,
+                      examined: int = 10) -> float:
+    """How far the proposals of ``algorithm``'s candidate scheme leave their own support under the reflection
+    M = 2A - I of Theorem 3.1's proof, A the projector onto the span of a query's first ``examined`` documents:
+    the mean of ||(I - P) M u|| over ``draws`` rounds of candidates u, P the projector onto the span the scheme
+    draws from (NSGD: the null space of its losing directions, here 25 random ones; DBGD, MGD: all of R^d, so 0).
+    0 is necessary for the reflection invariance the proof needs; above 0 the invariance fails."""
+    from ..data.registry import load_fold
+    from ..rankers import make_ranker
+    from ..rankers.projection import orthonormal_basis
+
+    rng = np.random.default_rng(seed)
+    train = load_fold(dataset, fold, data_dir).train
+    ranker = make_ranker(algorithm)
+    ranker.start(train, np.random.default_rng(seed))
+    d = train.n_features
+    span = np.zeros((0, d))
+    if hasattr(ranker, "losers"):
+        for u in rng.standard_normal((ranker.n_null, d)):
+            ranker.losers.append((-float(rng.random()), u / np.linalg.norm(u)))
+        ranker._span = None
+        span = ranker.losing_span()
+    queries = rng.integers(0, train.n_queries, draws)
+    defects = []
+    for q in queries:
+        query = train.query(int(q))
+        basis = orthonormal_basis(query.features[:examined])
+        reflect = 2 * basis.T @ basis - np.eye(d)
+        reflected = ranker.propose(query) @ reflect.T
+        defects.append(np.linalg.norm(reflected @ span.T, axis=1))
+    return float(np.mean(np.concatenate(defects)))

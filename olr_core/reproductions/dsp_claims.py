@@ -166,10 +166,15 @@ def experiments(profile: str, config: str, datasets: list[str], seeds: int | Non
     return out
 
 
-def decorate(name: str, specs, frame: pd.DataFrame, **_) -> pd.DataFrame:
-    """Columns a claim needs beyond the run frame (the Figure 3d variant)."""
+def decorate(name: str, specs, frame: pd.DataFrame, data_dir=None, **_) -> pd.DataFrame:
+    """Columns a claim needs beyond the run frame (the Figure 3d variant; on the main runs of the DSP variants,
+    ``reflection_defect``: :func:`.dsp.reflection_defect` of the run's proposal scheme, data set, fold and seed)."""
     if name == "gt":
         frame = frame.assign(variant=[dsp.gt_variant(s) for s in specs])
+    if name == "main":
+        frame = frame.assign(reflection_defect=[
+            dsp.reflection_defect(s.algorithm, s.dataset, s.fold, s.seed, data_dir) if s.algorithm.endswith("_dsp")
+            else float("nan") for s in specs])
     return frame
 
 
@@ -179,3 +184,23 @@ def paper_cells(claim: Claim) -> dict:
         return {"paper_cells": dsp.paper_frame("online" if claim.metric == ONLINE else "offline")}
     return {}
 
+
+
+# -- Theorem 3.1's scope (issue #36) -----------------------------------------------------------------------------
+
+INVARIANT = 1e-9        # a reflection defect below this is zero up to rounding
+
+THEORY_CLAIMS = [
+    Claim(PAPER, "T3.1-any-scheme", "Section 3.3, Theorem 3.1", "The projected update is unbiased for any proposal "
+          "scheme (tested on NSGD-DSP: Theorem 3.1's proof needs the proposals' distribution to be invariant under "
+          "the reflection 2A - I; measured: how far the reflected NSGD candidates fall outside the null space NSGD "
+          f"draws them from, mean norm, invariance needs at most {INVARIANT})", "main", "reflection_defect", "below",
+          {"threshold": INVARIANT}, "DSP applies to any gradient-exploration method (DBGD, MGD, NSGD)", ("dataset",),
+          {"algorithm": "nsgd_dsp"}, BOTH),
+    Claim(PAPER, "T3.1-uniform-schemes", "Section 3.3, Theorem 3.1", "DBGD's and MGD's proposals (uniform on the "
+          "sphere) are invariant under the reflection 2A - I, so Theorem 3.1 covers DBGD-DSP and MGD-DSP (measured "
+          f"as for NSGD: the reflected candidates stay in the space they are drawn from, defect at most {INVARIANT})",
+          "main", "reflection_defect", "below", {"threshold": INVARIANT}, "the projected update is unbiased",
+          ("algorithm",), {"algorithm": ["dbgd_dsp", "mgd_dsp"]}, BOTH),
+]
+CLAIMS += THEORY_CLAIMS

@@ -160,3 +160,21 @@ def loglog_slope(T, regret) -> float:
     if keep.sum() < 2:
         return float("nan")
     return float(np.polyfit(np.log(T[keep]), np.log(regret[keep]), 1)[0])
+
+
+# -- Remark 3.3: pairwise preferences as a special case (issue #36) ----------------------------------------------
+
+def pairwise_special_case_gap(seed: int = 0, draws: int = 1000, scale: float = 3.0) -> float:
+    """The largest difference, over ``draws`` random fitness vectors of two candidates, between the K-L cost of a
+    choice (and its gradient) and the pairwise logistic (RankNet) loss of the chosen item over the other (and
+    its gradient): with two candidates the choice model is the pairwise model, P(first = i) = sigmoid(theta_i -
+    theta_j), so the gap is 0 up to rounding."""
+    from ..rankers.library import kl_cost_and_gradient, pairwise_loss_and_gradient
+
+    rng = np.random.default_rng(seed)
+    gaps = []
+    for theta, chosen in zip(rng.normal(0.0, scale, (draws, 2)), rng.integers(0, 2, draws)):
+        kl, kl_grad = kl_cost_and_gradient(theta.copy(), int(chosen))
+        pair, pair_grad = pairwise_loss_and_gradient(theta.copy(), int(chosen))
+        gaps.append(max(abs(kl - pair), float(np.max(np.abs(kl_grad - pair_grad)))))
+    return float(max(gaps))

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -294,3 +295,48 @@ def calibrated_regret_floor() -> float:
     first, second = indistinguishable_pair()
     gap = calibrated_target(first) - calibrated_target(second)
     return float(gap @ gap / 2)
+
+
+# -- the per-round cost (Section 4.2: O(m log m) per round) ------------------------------------------------------
+
+COST_LEVELS = ((1024, 2048, 4096, 8192), (16384, 32768, 65536, 131072))
+# documents per query, in two ranges: a query's features fit in the processor's cache in the first and not in the
+# second (46 features), and the step between the two is a constant factor, not growth in m
+
+
+def round_seconds(surrogate: str, m: int, rounds: int, n_features: int = 46, seed: int = 0) -> float:
+    """Median wall seconds of one RTop-kF round (rank, then learn from the top-k grades) on a query of ``m``
+    random documents."""
+    import time
+
+    from ..data.ranking_data import Query
+    from ..rankers import make_ranker
+    from ..users import TopKLabels
+
+    rng = np.random.default_rng(seed)
+    ranker = make_ranker(f"topk_{surrogate}")
+    features = rng.random((m, n_features))
+    labels = rng.integers(0, 5, m)
+    train = RankingData(features, labels, np.array([0, m]), np.array(["cost"]), 4, "cost")
+    ranker.start(train, np.random.default_rng(seed))
+    query = Query(features, labels, "cost")
+    ranker.learn(query, ranker.rank(query), TopKLabels(labels[:2].astype(float)))    # compiles the update once
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        display = ranker.rank(query)
+        ranker.learn(query, display, TopKLabels(labels[display.ranking[:2]].astype(float)))
+        times.append(time.perf_counter() - started)
+    return float(np.median(times))
+
+
+@functools.cache          # one sweep per surrogate and seed in a process, whatever the configurations judged
+def cost_exponent(surrogate: str = "squared", levels=COST_LEVELS, rounds: int = 9, seed: int = 0) -> float:
+    """The larger of the least-squares slopes of log(seconds per round) on log(m) within each range of
+    ``levels``: at most about 1 + 1/ln(m) for a cost of O(m log m) (a fixed overhead lowers it), 2 for a
+    quadratic cost."""
+    slopes = []
+    for sizes in levels:
+        seconds = [round_seconds(surrogate, m, rounds, seed=seed) for m in sizes]
+        slopes.append(float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0]))
+    return max(slopes)

@@ -1,0 +1,229 @@
+"""Each formula the theory chapters correct, computed on both sides (issue #36), and the worlds and checks
+behind the new theory claims."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from olr_core.click_fitting import ClickLog, conditional_probabilities, evaluate, fit
+from olr_core.click_models import PositionBasedClickModel, UserBrowsingModel, build_click_model
+from olr_core.rankers.library import kl_cost_and_gradient, log_softmax, pairwise_loss_and_gradient
+from olr_core.rankers.pairwise import certain_blocks
+from olr_core.reproductions import dsp, klrank, neural_claims, pairrank_claims, topk, worlds
+from olr_core.reproductions.perplexity import both_perplexities, marginal_click_probabilities
+
+# -- klrank.md: the curvature of the K-L cost along a penalised item ---------------------------------------------
+
+def curvature_along_first(items: int, r: float) -> float:
+    """d^2/dt^2 of the K-L cost at theta = (-r, 0, ..., 0) + t e_1, by central differences of its gradient."""
+    theta = np.zeros(items)
+    theta[0] = -r
+    h = 1e-5
+    plus, minus = theta.copy(), theta.copy()
+    plus[0] += h
+    minus[0] -= h
+    return (kl_cost_and_gradient(plus, 1)[1][0] - kl_cost_and_gradient(minus, 1)[1][0]) / (2 * h)
+
+
+def test_curvature_example_two_items_is_above_the_papers_bound_and_below_ours():
+    curvature = curvature_along_first(2, 1.0)
+    p1 = math.exp(log_softmax(np.array([-1.0, 0.0]))[0])
+    assert p1 == pytest.approx(1 / (1 + math.e))
+    assert curvature == pytest.approx(p1 * (1 - p1), rel=1e-6)          # 0.1966
+    assert curvature > 1 / (2 * math.e)                                  # the paper's 1/(|L| e^r) = 0.1839 fails
+    assert curvature < 1 / math.e                                        # ours, 1/((|L| - 1) e^r) = 0.3679
+
+
+@pytest.mark.parametrize("items", [2, 3, 10, 100])
+@pytest.mark.parametrize("r", [0.5, 1.0, 3.0, 8.0])
+def test_curvature_is_below_one_over_items_minus_one_e_to_r(items, r):
+    assert curvature_along_first(items, r) < 1 / ((items - 1) * math.exp(r))
+
+
+# -- foundations.md: the two click perplexities --------------------------------------------------------------------
+
+def fixed_lists(sessions: int) -> np.ndarray:
+    """Two lists of grades, one of them shorter than the cutoff (padded with -1), alternating."""
+    full = np.array([2, 0, 1, 0, 2, 0, 0, 1, 0, 0])
+    short = np.array([0, 2, 1, 0, 1, -1, -1, -1, -1, -1])
+    return np.array([full if s % 2 == 0 else short for s in range(sessions)])
+
+
+@pytest.mark.parametrize("name", ["dbn", "ubm", "navigational"])
+def test_marginal_click_probabilities_match_simulated_click_rates(name):
+    model = build_click_model(name, 2)
+    labels = fixed_lists(40_000)
+    clicks = model.simulate(labels, np.random.default_rng(3))
+    q = marginal_click_probabilities(model, labels[:2])
+    for row in (0, 1):
+        rate = clicks[row::2].mean(axis=0)
+        se = np.sqrt(np.maximum(q[row] * (1 - q[row]), 1e-4) / (len(labels) // 2))
+        assert np.all(np.abs(rate - q[row]) < 5 * se), (name, row, rate, q[row])
+    assert np.all(q[1, 5:] == 0)                                          # past the short list's end
+
+
+def test_conditional_probabilities_match_simulated_click_rates_given_the_first_click():
+    model = build_click_model("dbn", 2)
+    labels = fixed_lists(40_000)[::2]                                     # the full list only
+    clicks = model.simulate(labels, np.random.default_rng(4))
+    p = conditional_probabilities(model, ClickLog(labels, clicks))
+    for first in (False, True):
+        rows = clicks[:, 0] == first
+        rate, expected = clicks[rows, 1].mean(), p[rows, 1][0]
+        assert np.allclose(p[rows, 1], expected)
+        assert abs(rate - expected) < 5 * np.sqrt(expected * (1 - expected) / rows.sum())
+
+
+def direct_perplexity(probabilities: np.ndarray, log: ClickLog) -> float:
+    """2^(-mean over sessions of log2 P(observed c_i)) per position, averaged over positions: written out."""
+    per_position = []
+    for i in range(log.labels.shape[1]):
+        shown = log.labels[:, i] >= 0
+        p = np.clip(probabilities[shown, i], 1e-6, 1 - 1e-6)
+        c = log.clicks[shown, i]
+        per_position.append(2 ** (-np.mean(np.where(c, np.log2(p), np.log2(1 - p)))))
+    return float(np.mean(per_position))
+
+
+@pytest.mark.parametrize("name", ["dbn", "informational", "pbm"])
+def test_both_perplexities_against_a_direct_computation(name):
+    model = build_click_model(name, 2)
+    labels = fixed_lists(4_000)
+    log = ClickLog(labels, model.simulate(labels, np.random.default_rng(5)))
+    values = both_perplexities(model, log)
+    assert values["conditional"] == pytest.approx(direct_perplexity(conditional_probabilities(model, log), log))
+    assert values["conditional"] == pytest.approx(evaluate(model, log)["perplexity"])
+    assert values["marginal"] == pytest.approx(direct_perplexity(marginal_click_probabilities(model, labels), log))
+    if name == "pbm":                                                     # clicks above do not matter
+        assert values["marginal"] == pytest.approx(values["conditional"])
+    else:
+        assert values["marginal"] > values["conditional"] + 1e-3
+
+
+# -- foundations.md: UBM's preset is distance-only; the fitter estimates the rank-and-distance table ---------------
+
+def test_ubm_preset_table_depends_on_distance_only():
+    preset = build_click_model("ubm", 2)
+    table = preset.examination_table
+    d = np.arange(1, table.shape[1] + 1)
+    assert np.allclose(table, table[0][None, :])                          # every rank the same row
+    assert np.allclose(table[0], (1.0 / d) ** preset.eta)
+
+
+def test_ubm_fitter_recovers_a_rank_dependent_table():
+    ranks = np.arange(1, 11)[:, None]
+    distances = np.arange(1, 11)[None, :]
+    truth = np.clip(1.0 / ranks ** 0.5 / distances ** 0.3, 0, 1)
+    truth = np.where(distances <= ranks, truth, 0.0)                      # a distance longer than the rank never occurs
+    user = UserBrowsingModel("ubm-rank", (0.3, 0.6, 0.9), examination=tuple(map(tuple, truth)))
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 3, (30_000, 10))
+    fitted = fit("ubm", ClickLog(labels, user.simulate(labels, rng)), max_grade=2).examination_table
+    assert abs(fitted[5, 0] - truth[5, 0]) < 0.05 and abs(fitted[0, 0] - truth[0, 0]) < 0.05
+    assert fitted[0, 0] - fitted[5, 0] > 0.4                              # the same distance, a different rank
+
+
+# -- the well-specified worlds of the regret theorems --------------------------------------------------------------
+
+@pytest.mark.parametrize("user, fold, truth", [(worlds.LinearLogisticUser(), worlds.linear_fold, worlds.linear_truth),
+                                               (worlds.NetworkLogisticUser(), worlds.network_fold,
+                                                worlds.network_truth)])
+def test_logistic_users_realise_the_logistic_pair_model(user, fold, truth):
+    data = fold().train
+    x = data.features[[0, 3]]
+    h = truth(x)
+    rate = worlds.pair_win_rate(user, x[0], x[1], 40_000, seed=1)
+    expected = float(expit(h[0] - h[1]))
+    assert abs(rate - expected) < 0.015
+    query_utility = truth(data.features[:worlds.DOCS])
+    assert np.array_equal(np.argsort(query_utility), np.argsort(data.labels[:worlds.DOCS]))
+
+
+def test_theory_runs_use_the_logistic_worlds():
+    neural_specs = neural_claims.theory_grid(1, 10, {})
+    assert {s.click_model for s in neural_specs} == {worlds.NETWORK_USER}
+    assert {s.dataset for s in neural_specs} == {worlds.NETWORK_DATA}
+    pairrank_specs = pairrank_claims.experiments("tiny", "text", ["synth-mslr"])["theory"]
+    assert {s.click_model for s in pairrank_specs} == {worlds.LINEAR_USER}
+    assert {s.algorithm for s in pairrank_specs} == {"pairrank_c"}
+    assert not pairrank_claims.experiments("tiny", "code", ["synth-mslr"])["theory"]
+
+
+# -- neural.md: the burn-in device is empty when p >> n_t; Appendix C's identity is false ---------------------------
+
+def test_lambda_min_of_a_t_stays_lambda_when_parameters_outnumber_observed_pairs():
+    rng = np.random.default_rng(7)
+    p, n, lam = 300, 120, 0.5
+    g = rng.standard_normal((n, p))
+    a_t = lam * np.eye(p) + g.T @ g
+    assert np.linalg.eigvalsh(a_t)[0] == pytest.approx(lam)
+    x = rng.standard_normal((120, 20))
+    assert np.linalg.eigvalsh(lam * np.eye(20) + x.T @ x)[0] > 10 * lam   # fixed d, many pairs: it can grow
+
+
+def test_an_unobserved_pairs_difference_is_not_a_sum_of_observed_ones():
+    x = np.random.default_rng(8).standard_normal((4, 6))
+    observed = np.stack([x[0] - x[1], x[2] - x[3]])                       # pairs (1, 2) and (3, 4)
+    target = x[1] - x[2]                                                  # pair (2, 3)
+    coefficients, *_ = np.linalg.lstsq(observed.T, target, rcond=None)
+    assert np.linalg.norm(observed.T @ coefficients - target) > 0.1
+
+
+# -- pairrank.md: after the merge a block with N uncertain pairs can hold more than N + 1 documents ----------------
+
+def test_one_uncertain_pair_can_make_the_whole_list_one_block():
+    n = 6
+    scores = np.arange(n, 0, -1, dtype=float)
+    certain = np.triu(np.ones((n, n), dtype=bool), 1)                     # every pair certain in score order ...
+    certain[0, n - 1] = False                                             # ... but the first and the last
+    order, starts = certain_blocks(certain, scores, np.random.default_rng(0))
+    assert list(starts) == [0, n]                                         # one block of all n documents
+    assert math.comb(n, 2) > 1                                            # a shuffle can cost C(n, 2), not N(N+1)/2 = 1
+
+
+# -- dsp.md: the exercise's exact answer and the reflection check ---------------------------------------------------
+
+def test_projected_step_is_biased_when_an_outside_document_matters():
+    phi = np.random.default_rng(9).uniform(0, 2 * np.pi, 400_000)
+    u = np.stack([np.cos(phi), np.sin(phi)], axis=1)
+    z = u[:, 0] > u[:, 1]
+    mean_zu = (z[:, None] * u).mean(axis=0)
+    mean_zau = (z[:, None] * (u * [1.0, 0.0])).mean(axis=0)
+    exact = np.array([1.0, -1.0]) / (np.sqrt(2) * np.pi)
+    assert np.allclose(mean_zu, exact, atol=3e-3)
+    assert np.allclose(mean_zau, [exact[0], 0.0], atol=3e-3)
+
+
+def test_reflection_defect_separates_nsgd_from_uniform_proposals():
+    assert dsp.reflection_defect("mgd_dsp", "synth-mq", draws=20) == 0.0
+    assert dsp.reflection_defect("nsgd_dsp", "synth-mq", draws=20) > 0.1
+
+
+# -- klrank.md: Remark 3.3 --------------------------------------------------------------------------------------
+
+def test_two_candidate_kl_cost_is_ranknets_pairwise_loss():
+    assert klrank.pairwise_special_case_gap(draws=200) < 1e-12
+    theta = np.array([0.3, -1.0, 2.0])                                    # with three candidates they differ
+    assert abs(kl_cost_and_gradient(theta.copy(), 0)[0] - pairwise_loss_and_gradient(theta.copy(), 0)[0]) > 0.1
+
+
+# -- topk.md: the per-round cost exponent's fit can tell m log m from m^2 ------------------------------------------
+
+def test_cost_exponent_tells_m_log_m_from_quadratic(monkeypatch):
+    monkeypatch.setattr(topk, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-8 * m * np.log(m))
+    topk.cost_exponent.cache_clear()
+    assert topk.cost_exponent() < 1 + 1 / np.log(1024)
+    monkeypatch.setattr(topk, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-10 * m ** 2)
+    topk.cost_exponent.cache_clear()
+    assert topk.cost_exponent() == pytest.approx(2.0)
+    topk.cost_exponent.cache_clear()
+
+
+def test_position_based_model_has_equal_perplexities_by_construction():
+    model = PositionBasedClickModel("pbm", (0.2, 0.5, 0.9), 1.0)
+    labels = fixed_lists(2)
+    q = marginal_click_probabilities(model, labels)
+    p = conditional_probabilities(model, ClickLog(labels, np.zeros(labels.shape, dtype=bool)))
+    assert np.allclose(q, p)
