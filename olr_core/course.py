@@ -1,0 +1,168 @@
+"""Graded assignments: build student notebooks and an autograder from the solutions, grade submissions.
+
+Each assignment is one solution notebook in ``assignments/`` kept as jupytext percent text (``NAME.py``)
+in otter-grader's assignment format (``# BEGIN QUESTION`` ... ``# END QUESTION`` raw cells, solutions
+between ``# BEGIN SOLUTION`` / ``# END SOLUTION``, exception-based tests marked hidden or public).
+:func:`build_assignments` runs Otter Assign on each: ``student/`` gets the notebook with stubs and the
+public tests, ``autograder/`` the solution and every test. :func:`grade_submissions` grades a folder of
+submitted notebooks, each in a process of its own (:mod:`olr_core.course_sandbox`) with time and output
+limits per test, into one CSV row per test with its feedback. Nothing here is imported by ``olr_core``
+itself; otter-grader is needed only to build.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+GRADES_FIELDS = ("submission", "assignment", "test", "points", "possible", "feedback")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may spend: seconds per test and for all its notebook cells, bytes it may print
+    per test or cell, and seconds for the process to start (imports)."""
+
+    test_seconds: float = 10.0
+    notebook_seconds: float = 60.0
+    output_bytes: int = 100_000
+    startup_seconds: float = 30.0
+
+
+def assignment_sources(root: Path) -> list[Path]:
+    """The solution notebooks: every ``assignments/*.py`` (jupytext percent text)."""
+    folder = root / "assignments"
+    sources = sorted(folder.glob("*.py"))
+    if not sources:
+        raise FileNotFoundError(f"no assignments in {folder}: add NAME.py solution notebooks (jupytext percent)")
+    return sources
+
+
+def solution_notebook(source: Path, target: Path) -> Path:
+    """``source`` (jupytext percent text) written as the .ipynb Otter Assign reads."""
+    import jupytext
+    import nbformat
+
+    notebook = jupytext.read(source)
+    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    notebook.metadata.pop("jupytext", None)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, target)
+    return target
+
+
+def build_assignments(root: Path, output: Path | None = None, only: str | None = None) -> dict[str, Path]:
+    """Otter Assign on every solution notebook (or the one ``only`` names) into ``output/NAME/{student,
+    autograder}`` (default ``_build/assignments``); returns each assignment's folder."""
+    from otter.assign import main as otter_assign
+
+    output = (output or root / "_build" / "assignments").resolve()
+    sources = [s for s in assignment_sources(root) if only in (None, s.stem)]
+    if not sources:
+        raise ValueError(f"--only {only!r} names no assignment; assignments: "
+                         f"{', '.join(s.stem for s in assignment_sources(root))}")
+    built = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for source in sources:
+            master = solution_notebook(source, Path(scratch) / source.stem / f"{source.stem}.ipynb")
+            target = output / source.stem
+            shutil.rmtree(target, ignore_errors=True)
+            otter_assign(str(master), str(target), no_run_tests=True)
+            built[source.stem] = target
+    return built
+
+
+def find_submissions(folder: Path) -> list[Path]:
+    """Every notebook under ``folder`` (checkpoints left out), in name order."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder {folder}: pass the folder holding the submitted notebooks")
+    return sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def submission_assignment(path: Path, known: list[str]) -> str | None:
+    """The assignment a notebook answers: Otter's ``assignment_name`` in its metadata, else its file name."""
+    try:
+        metadata = json.loads(path.read_text(errors="replace")).get("metadata", {})
+        named = metadata.get("otter", {}).get("assignment_name")
+    except (json.JSONDecodeError, AttributeError):
+        named = None
+    if named in known:
+        return named
+    return next((name for name in known if path.stem == name or path.stem.startswith(name)), None)
+
+
+def possible_points(tests_folder: Path) -> list[tuple[str, float]]:
+    """Every test of an autograder's ``tests`` folder: its name (``question.test``) and points."""
+    from .course_sandbox import load_tests
+
+    return [(name, points) for name, points, _ in load_tests(tests_folder)]
+
+
+def grade_one(notebook: Path, autograder: Path, limits: Limits) -> list[dict]:
+    """One submission graded in its own process, in a copy of its folder: one record per test (points,
+    possible, feedback), plus a ``(notebook)`` record naming cells that raised or were stopped."""
+    tests = possible_points(autograder / "tests")
+    budget = limits.startup_seconds + limits.notebook_seconds + limits.test_seconds * (len(tests) + 1)
+    with tempfile.TemporaryDirectory(prefix="olr-grade-") as scratch:
+        work, result = Path(scratch) / "submission", Path(scratch) / "result.json"
+        shutil.copytree(notebook.parent, work, ignore=shutil.ignore_patterns("*.ipynb_checkpoints"))
+        request = {"notebook": str(work / notebook.name), "tests": str((autograder / "tests").resolve()),
+                   "hidden": str(autograder.resolve()), "result": str(result), "limits": limits.__dict__}
+        env = {**os.environ, "HOME": str(work), "TMPDIR": str(work), "MPLCONFIGDIR": str(work),
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            subprocess.run([sys.executable, "-m", "olr_core.course_sandbox", json.dumps(request)], cwd=work, env=env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=budget, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return [{"test": name, "points": 0.0, "possible": possible,
+                     "feedback": f"the grader stopped this notebook after {budget:.0f} s in all (its code did not "
+                                 "return to Python within the limits: a long computation inside numpy?)"}
+                    for name, possible in tests]
+        if not result.exists():
+            return [{"test": name, "points": 0.0, "possible": possible,
+                     "feedback": "the notebook ended the grader's process (sys.exit, os._exit or a crash); "
+                                 "no test could run"} for name, possible in tests]
+        return json.loads(result.read_text())
+
+
+def grade_submissions(folder: Path, autograders: Path, output: Path, limits: Limits = Limits()) -> list[dict]:
+    """Grade every notebook under ``folder`` against the autograders built in ``autograders`` (one folder
+    per assignment, as :func:`build_assignments` writes) into the CSV ``output``: one row per test."""
+    known = sorted(p.name for p in autograders.iterdir() if (p / "autograder" / "tests").is_dir()) \
+        if autograders.is_dir() else []
+    if not known:
+        raise FileNotFoundError(f"no autograders in {autograders}: run 'olr course build' first")
+    rows = []
+    for notebook in find_submissions(folder):
+        name = submission_assignment(notebook, known)
+        if name is None:
+            rows.append({"submission": str(notebook.relative_to(folder)), "assignment": "", "test": "(notebook)",
+                         "points": 0.0, "possible": 0.0,
+                         "feedback": f"not an assignment's notebook; name it after one of: {', '.join(known)}"})
+            continue
+        for record in grade_one(notebook, autograders / name / "autograder", limits):
+            rows.append({"submission": str(notebook.relative_to(folder)), "assignment": name, **record})
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with open(output, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=GRADES_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def totals(rows: list[dict]) -> dict[str, tuple[float, float]]:
+    """Each submission's points and possible points."""
+    out: dict[str, tuple[float, float]] = {}
+    for row in rows:
+        points, possible = out.get(row["submission"], (0.0, 0.0))
+        out[row["submission"]] = (points + float(row["points"]), possible + float(row["possible"]))
+    return out
