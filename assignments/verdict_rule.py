@@ -11,7 +11,12 @@
 # generate: false
 
 # %% [markdown]
-# # Assignment: a verdict rule
+# # Assignment 7 (week 6, easy): a verdict rule
+#
+# Chapter: [the verdicts page](../../book/generated/claims).
+#
+# **Learning goals.** Turn seed-by-seed results into a verdict with a paired one-sided test; see why
+# pairing by seed matters.
 #
 # The book says "reproduced" only when a learner beats another by a margin that the seeds support.
 # Here you write the simplest such rule yourself: a paired one-sided $t$ test of "the mean margin

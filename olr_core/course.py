@@ -134,23 +134,30 @@ def grade_one(notebook: Path, autograder: Path, limits: Limits) -> list[dict]:
         return json.loads(result.read_text())
 
 
-def grade_submissions(folder: Path, autograders: Path, output: Path, limits: Limits = Limits()) -> list[dict]:
+def grade_submissions(folder: Path, autograders: Path, output: Path, limits: Limits = Limits(),
+                      jobs: int = 1) -> list[dict]:
     """Grade every notebook under ``folder`` against the autograders built in ``autograders`` (one folder
-    per assignment, as :func:`build_assignments` writes) into the CSV ``output``: one row per test."""
+    per assignment, as :func:`build_assignments` writes) into the CSV ``output``: one row per test.
+    ``jobs`` submissions are graded at once, each in its own process."""
+    from concurrent.futures import ThreadPoolExecutor
+
     known = sorted(p.name for p in autograders.iterdir() if (p / "autograder" / "tests").is_dir()) \
         if autograders.is_dir() else []
     if not known:
         raise FileNotFoundError(f"no autograders in {autograders}: run 'olr course build' first")
-    rows = []
-    for notebook in find_submissions(folder):
-        name = submission_assignment(notebook, known)
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"option --jobs={jobs!r} is invalid; use a positive count of processes")
+
+    def graded(notebook: Path) -> list[dict]:
+        name, shown = submission_assignment(notebook, known), str(notebook.relative_to(folder))
         if name is None:
-            rows.append({"submission": str(notebook.relative_to(folder)), "assignment": "", "test": "(notebook)",
-                         "points": 0.0, "possible": 0.0,
-                         "feedback": f"not an assignment's notebook; name it after one of: {', '.join(known)}"})
-            continue
-        for record in grade_one(notebook, autograders / name / "autograder", limits):
-            rows.append({"submission": str(notebook.relative_to(folder)), "assignment": name, **record})
+            return [{"submission": shown, "assignment": "", "test": "(notebook)", "points": 0.0, "possible": 0.0,
+                     "feedback": f"not an assignment's notebook; name it after one of: {', '.join(known)}"}]
+        return [{"submission": shown, "assignment": name, **record}
+                for record in grade_one(notebook, autograders / name / "autograder", limits)]
+
+    with ThreadPoolExecutor(jobs) as pool:
+        rows = [row for records in pool.map(graded, find_submissions(folder)) for row in records]
     output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=GRADES_FIELDS)
@@ -166,3 +173,61 @@ def totals(rows: list[dict]) -> dict[str, tuple[float, float]]:
         points, possible = out.get(row["submission"], (0.0, 0.0))
         out[row["submission"]] = (points + float(row["points"]), possible + float(row["possible"]))
     return out
+
+
+def publish_student_notebooks(built: Path, target: Path) -> dict[str, Path]:
+    """Each built assignment's ``student`` folder (stub notebook and public tests) zipped into
+    ``target/NAME.zip``, the files the book links for download; returns each zip."""
+    import zipfile
+
+    target.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for folder in sorted(p for p in built.iterdir() if (p / "student").is_dir()):
+        path = target / f"{folder.name}.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted((folder / "student").rglob("*")):
+                if file.is_file() and ".ipynb_checkpoints" not in file.parts:
+                    archive.write(file, Path(folder.name) / file.relative_to(folder / "student"))
+        out[folder.name] = path
+    return out
+
+
+def secrets(root: Path, built: Path) -> dict[str, list[str]]:
+    """What students must never see, per assignment: the names of its hidden tests and the lines of its
+    solutions (lines of at least 25 characters between ``# BEGIN SOLUTION`` and ``# END SOLUTION``)."""
+    from .course_sandbox import load_hidden_test_names
+
+    out = {}
+    for source in assignment_sources(root):
+        lines, inside = [], False
+        for line in source.read_text().splitlines():
+            marker = line.strip()
+            if marker == "# BEGIN SOLUTION":
+                inside = True
+            elif marker == "# END SOLUTION":
+                inside = False
+            elif inside and len(marker) >= 25 and not marker.startswith("#"):
+                lines.append(marker)
+        out[source.stem] = load_hidden_test_names(built / source.stem / "autograder" / "tests") + lines
+    return out
+
+
+def leaks(folder: Path, secret_texts: dict[str, list[str]]) -> list[str]:
+    """Files under ``folder`` (zip members too) holding a hidden test's name or a solution line: one
+    ``file: assignment: text`` line each (empty when the folder is safe to give to students)."""
+    import zipfile
+
+    def texts(path: Path):
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.namelist():
+                    yield f"{path}:{member}", archive.read(member).decode("utf-8", "replace")
+        elif path.suffix in (".html", ".ipynb", ".py", ".txt", ".md", ".json"):
+            yield str(path), path.read_text(errors="replace")
+
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        for name, text in texts(path):
+            found += [f"{name}: {assignment}: {secret[:60]}" for assignment, items in secret_texts.items()
+                      for secret in items if secret in text]
+    return found

@@ -76,7 +76,8 @@ class Guard:
                 self.refuse(f"it tried to write {os.fsdecode(path)}, outside its own folder (write only "
                             "inside the folder of your notebook)")
         elif event in ("os.listdir", "os.scandir") and args and self._inside(args[0] or ".", self.hidden):
-            self.refuse("it tried to list the autograder's folder (hidden tests are not readable)")
+            self.refuse(f"it tried to read (list) {os.fsdecode(args[0])}, which belongs to the autograder "
+                        "(hidden tests and solutions are not readable)")
         elif event in PATH_EVENTS:
             for path in args[:2]:
                 if isinstance(path, (str, bytes, os.PathLike)) and not self._may_write(path):
@@ -144,9 +145,44 @@ def code_cells(notebook_path: Path) -> list[str]:
     return cells
 
 
+def otter_test_files():
+    """otter-grader's test-file module, imported without running ``otter/__init__`` (which loads its whole
+    command line, about 2 s per graded submission); the test files' own ``from otter.test_files import
+    test_case`` then finds it."""
+    import importlib
+    import importlib.util
+    import types
+
+    if "otter" not in sys.modules:
+        spec = importlib.util.find_spec("otter")
+        if spec is None:
+            raise ModuleNotFoundError("grading needs otter-grader: pip install -r requirements.txt")
+        package = types.ModuleType("otter")
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules["otter"] = package
+    return importlib.import_module("otter.test_files")
+
+
+def preload_imports(tests_folder: Path) -> None:
+    """Import every module the tests import, before any clock runs: a test's time limit is for the
+    submission's code, not for loading scipy."""
+    import ast
+    import importlib
+
+    for path in sorted(tests_folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                try:
+                    importlib.import_module(name)
+                except ImportError:
+                    pass                   # the test itself will report it
+
+
 def load_tests(tests_folder: Path) -> list[tuple[str, float, object]]:
     """Every test case of the autograder: (``question.test``, points, the test_case object)."""
-    from otter.test_files import ExceptionTestFile
+    ExceptionTestFile = otter_test_files().ExceptionTestFile
 
     out = []
     for path in sorted(tests_folder.glob("*.py")):
@@ -154,6 +190,23 @@ def load_tests(tests_folder: Path) -> list[tuple[str, float, object]]:
         out += [(f"{test_file.name}.{case.body.test_func.__name__}", float(case.points or 0), case.body)
                 for case in test_file.test_cases]
     return out
+
+
+def load_hidden_test_names(tests_folder: Path) -> list[str]:
+    """The function names of the autograder's hidden tests (``test_...``)."""
+    ExceptionTestFile = otter_test_files().ExceptionTestFile
+
+    return [case.body.test_func.__name__ for path in sorted(tests_folder.glob("*.py"))
+            for case in ExceptionTestFile.from_file(str(path)).test_cases if case.hidden]
+
+
+def undefined_names(case, env: dict) -> str | None:
+    """Why a test cannot run: the names it checks that the notebook never defined (None if all exist)."""
+    missing = [name for name in case._get_func_params() if name != "env" and name not in env]
+    if not missing:
+        return None
+    return (f"{', '.join(missing)} is not defined: did the cell defining it raise or not run? (see the "
+            "(notebook) row)")
 
 
 def run_notebook(cells: list[str], env: dict, seconds: float, output: CappedOutput, guard: Guard) -> list[str]:
@@ -184,6 +237,7 @@ def grade(request: dict) -> list[dict]:
     """The records of :func:`olr_core.course.grade_one` for the request's notebook."""
     limits, work = request["limits"], Path.cwd()
     tests = load_tests(Path(request["tests"]))
+    preload_imports(Path(request["tests"]))
     cells = code_cells(Path(request["notebook"]))
     guard, output = Guard(work, Path(request["hidden"])), CappedOutput(limits["output_bytes"])
     sys.addaudithook(guard)
@@ -196,7 +250,8 @@ def grade(request: dict) -> list[dict]:
         problems = run_notebook(cells, env, limits["notebook_seconds"], output, guard)
         records = []
         for name, points, case in tests:
-            problem = limited(lambda case=case: case.call_func(env), limits["test_seconds"], output, guard)
+            problem = undefined_names(case, env) or limited(lambda case=case: case.call_func(env),
+                                                            limits["test_seconds"], output, guard)
             records.append({"test": name, "points": 0.0 if problem else points, "possible": points,
                             "feedback": problem or "passed"})
     finally:
