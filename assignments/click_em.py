@@ -12,10 +12,9 @@
 
 
 # %% [markdown]
-# # Assignment 6 (week 1, medium): one EM step of the position-based click model
+# # Assignment (week 1, medium): one EM step of the position-based click model
 #
-# Chapter: [Foundations](../../book/foundations), click models; the
-# [click-model page](../../book/generated/click_models).
+# Reading: the book's *Foundations* chapter, section "Beyond the cascade", and its click-model page.
 #
 # **Learning goals.** Derive the posterior of the two hidden causes of a skip; write the E- and M-steps
 # of EM for the position-based model (PBM) in vectorised numpy; check that the likelihood never falls.

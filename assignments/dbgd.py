@@ -12,9 +12,9 @@
 
 
 # %% [markdown]
-# # Assignment 2 (week 3, easy): DBGD's exploration and update
+# # Assignment (week 3, easy): DBGD's exploration and update
 #
-# Chapter: [Dueling bandits and DSP](../../book/dsp), DBGD (Yue and Joachims, 2009).
+# Reading: the book's chapter *Dueling bandits and DSP*, section "Why a DBGD step points uphill".
 #
 # **Learning goals.** Draw an exploration direction uniformly from the unit sphere; apply DBGD's update
 # rule; watch a linear ranker learn from nothing but won and lost comparisons.

@@ -12,9 +12,9 @@
 
 
 # %% [markdown]
-# # Assignment 3 (week 4, medium): DSP's projection onto the document space
+# # Assignment (week 4, medium): DSP's projection onto the document space
 #
-# Chapter: [Dueling bandits and DSP](../../book/dsp), the projection and its unbiasedness.
+# Reading: the book's chapter *Dueling bandits and DSP*, section "Projecting onto the document space".
 #
 # **Learning goals.** Project an exploration direction onto the span of the documents a user examined,
 # with documents that may be linearly dependent; check the projection's defining properties.

@@ -11,9 +11,9 @@
 # generate: false
 
 # %% [markdown]
-# # Assignment 1 (week 3, medium): team-draft interleaving
+# # Assignment (week 3, medium): team-draft interleaving
 #
-# Chapter: [Dueling bandits and DSP](../../book/dsp), the comparison step of DBGD.
+# Reading: the book's chapter *Dueling bandits and DSP*, section "Interleaving and multileaving".
 #
 # **Learning goals.** Build the list a user sees when two rankers are compared; see why credit from
 # that list is fair to both rankers when the user's clicks ignore relevance (a *random user*), even

@@ -12,9 +12,10 @@
 
 
 # %% [markdown]
-# # Assignment 4 (week 5, medium): PairRank's certain pairs and blocks
+# # Assignment (week 5, medium): PairRank's certain pairs and blocks
 #
-# Chapter: [PairRank](../../book/pairrank), independent pairs, Lemma 2 and blocks.
+# Reading: the book's chapter *PairRank*, sections "How sure is the model about a pair?" and
+# "Divide and conquer".
 #
 # **Learning goals.** Turn a pairwise logistic model and its confidence ellipsoid into a set of pairs
 # whose order is certain; cut a score-ordered list into the blocks PairRank shuffles.

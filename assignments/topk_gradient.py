@@ -12,9 +12,9 @@
 
 
 # %% [markdown]
-# # Assignment 5 (week 7, medium): an unbiased gradient from top-$k$ feedback
+# # Assignment (week 7, medium): an unbiased gradient from top-$k$ feedback
 #
-# Chapter: [Top-$k$ feedback](../../book/topk), the estimator of RTop-kF's line 9.
+# Reading: the book's chapter *Top-k feedback*, section "Unbiased gradients from a few grades".
 #
 # **Learning goals.** Estimate the gradient of a ranking loss from the grades of only the $k$ documents
 # shown first; make it unbiased with importance weights; check unbiasedness by simulation.

@@ -11,9 +11,9 @@
 # generate: false
 
 # %% [markdown]
-# # Assignment 7 (week 6, easy): a verdict rule
+# # Assignment (week 6, easy): a verdict rule
 #
-# Chapter: [the verdicts page](../../book/generated/claims).
+# Reading: the book's *Verdicts* page and, in each chapter, "Does it reproduce?".
 #
 # **Learning goals.** Turn seed-by-seed results into a verdict with a paired one-sided test; see why
 # pairing by seed matters.

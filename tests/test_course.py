@@ -3,6 +3,7 @@ planted subtle error a loss on the test that names it; unsafe submissions fail w
 grading goes on; the student downloads hold no hidden test and no solution."""
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -191,3 +192,17 @@ def test_importing_olr_core_does_not_import_the_grader():
     code = "import sys, olr_core.cli, olr_core.book, olr_core.course; print('otter' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           check=True).stdout.strip() == "False"
+
+
+def test_the_course_page_links_every_assignment_and_its_chapter_sections():
+    page = (ROOT / "book" / "course.md").read_text()
+    chapters = "".join(p.read_text() for p in (ROOT / "book").glob("*.md"))
+    for name in PLANTED:
+        row = next((line for line in page.splitlines() if f"</_build/assignments_public/{name}.zip>`" in line), None)
+        assert row is not None, f"book/course.md has no download link for {name}"
+        week, difficulty = row.split("|")[1].strip(), row.split("|")[-3].strip()
+        assert week.isdigit() and difficulty in ("easy", "medium", "hard"), row
+        for label in re.findall(r"\{ref\}`([^`]+)`", row):
+            assert f"({label})=" in chapters, f"{name}: the section {label} is not labelled in book/*.md"
+        source = (ROOT / "assignments" / f"{name}.py").read_text()
+        assert f"(week {week}, {difficulty})" in source, f"{name}: its notebook's title disagrees with the course page"
