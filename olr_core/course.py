@@ -106,14 +106,19 @@ def possible_points(tests_folder: Path) -> list[tuple[str, float]]:
     return [(name, points) for name, points, _ in load_tests(tests_folder)]
 
 
-def grade_one(notebook: Path, autograder: Path, limits: Limits) -> list[dict]:
-    """One submission graded in its own process, in a copy of its folder: one record per test (points,
-    possible, feedback), plus a ``(notebook)`` record naming cells that raised or were stopped."""
+def grade_one(notebook: Path, autograder: Path, limits: Limits, with_folder: bool = True) -> list[dict]:
+    """One submission graded in its own process, in a copy of its folder (``with_folder``, for the files it
+    reads) or of the notebook alone: one record per test (points, possible, feedback), plus a
+    ``(notebook)`` record naming cells that raised or were stopped."""
     tests = possible_points(autograder / "tests")
     budget = limits.startup_seconds + limits.notebook_seconds + limits.test_seconds * (len(tests) + 1)
     with tempfile.TemporaryDirectory(prefix="olr-grade-") as scratch:
         work, result = Path(scratch) / "submission", Path(scratch) / "result.json"
-        shutil.copytree(notebook.parent, work, ignore=shutil.ignore_patterns("*.ipynb_checkpoints"))
+        if with_folder:
+            shutil.copytree(notebook.parent, work, ignore=shutil.ignore_patterns("*.ipynb_checkpoints"))
+        else:
+            work.mkdir()
+            shutil.copy(notebook, work)
         request = {"notebook": str(work / notebook.name), "tests": str((autograder / "tests").resolve()),
                    "hidden": str(autograder.resolve()), "result": str(result), "limits": limits.__dict__}
         env = {**os.environ, "HOME": str(work), "TMPDIR": str(work), "MPLCONFIGDIR": str(work),
@@ -154,7 +159,8 @@ def grade_submissions(folder: Path, autograders: Path, output: Path, limits: Lim
             return [{"submission": shown, "assignment": "", "test": "(notebook)", "points": 0.0, "possible": 0.0,
                      "feedback": f"not an assignment's notebook; name it after one of: {', '.join(known)}"}]
         return [{"submission": shown, "assignment": name, **record}
-                for record in grade_one(notebook, autograders / name / "autograder", limits)]
+                for record in grade_one(notebook, autograders / name / "autograder", limits,
+                                        with_folder=notebook.parent != folder)]      # never another's notebooks
 
     with ThreadPoolExecutor(jobs) as pool:
         rows = [row for records in pool.map(graded, find_submissions(folder)) for row in records]

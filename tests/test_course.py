@@ -206,3 +206,16 @@ def test_the_course_page_links_every_assignment_and_its_chapter_sections():
             assert f"({label})=" in chapters, f"{name}: the section {label} is not labelled in book/*.md"
         source = (ROOT / "assignments" / f"{name}.py").read_text()
         assert f"(week {week}, {difficulty})" in source, f"{name}: its notebook's title disagrees with the course page"
+
+
+def test_a_submission_in_a_flat_folder_sees_only_its_own_notebook(built, tmp_path):
+    stub = notebook_text(built, "verdict_rule", "student")
+    body = '    """(p-value, verdict) of the paired one-sided t test of mean(a - b) > 0."""\n    ...'
+    peek = "    import os\n    assert sorted(os.listdir('.')) == ['bob.ipynb'], os.listdir('.')\n    return 0.5, True"
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "alice.ipynb").write_text(notebook_text(built, "verdict_rule", "autograder"))
+    (tmp_path / "flat" / "bob.ipynb").write_text(replaced(stub, body, peek))
+    rows = grade_submissions(tmp_path / "flat", built_folder(built), tmp_path / "grades.csv", Limits(test_seconds=5))
+    bob = {r["test"]: r for r in rows if r["submission"] == "bob.ipynb"}
+    assert bob["margin_above_zero.test_returns_pair"]["feedback"] == "passed", bob
+    assert sum(r["points"] for r in rows if r["submission"] == "alice.ipynb") == 3
