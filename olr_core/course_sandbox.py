@@ -41,6 +41,8 @@ class Guard:
     def __init__(self, work: Path, hidden: Path):
         self.work, self.hidden = work.resolve(), hidden.resolve()
         self.allowed_caches = Path(__file__).resolve().parent     # numba caches in olr_core's __pycache__
+        numba_folder = os.environ.get("NUMBA_CACHE_DIR")            # (read now: the submission may change it)
+        self.numba_folder = Path(numba_folder).resolve() if numba_folder else None
         self.active, self.violations = False, []
 
     def refuse(self, message: str):
@@ -59,7 +61,8 @@ class Guard:
         if name in ("/dev/null", os.devnull):
             return True
         numba_cache = "__pycache__" in Path(name).parts
-        return self._inside(path, self.work) or (numba_cache and self._inside(path, self.allowed_caches))
+        return (self._inside(path, self.work) or (numba_cache and self._inside(path, self.allowed_caches))
+                or bool(self.numba_folder and self._inside(path, self.numba_folder)))
 
     def __call__(self, event: str, args) -> None:
         if not self.active:
