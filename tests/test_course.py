@@ -4,6 +4,7 @@ grading goes on; the student downloads hold no hidden test and no solution."""
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -174,6 +175,8 @@ def test_the_student_downloads_hold_no_hidden_test_and_no_solution(built, tmp_pa
     for name in PLANTED:           # the check itself finds what it must: the autograder holds both
         found = leaks(built[name] / "autograder", {name: secret_texts[name]})
         assert any("test_" in line for line in found) and any("test_" not in line for line in found), name
+    shutil.make_archive(str(tmp_path / "html" / "_downloads" / "oops"), "zip", built["pairrank"] / "autograder")
+    assert any(".zip:tests/" in line for line in leaks(tmp_path / "html", secret_texts)), "zip members are searched"
 
 
 def test_the_cli_builds_and_grades(built, tmp_path, capsys):
