@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test browser-test env mathjax benchmarks lint clean
+.PHONY: book test browser-test env mathjax benchmarks lint clean assignments
 
 $(BIN)/olr: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ browser-test: env mathjax
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 	$(BIN)/python -m olr_core.browsercheck _build/html --screenshots _build/screenshots
+
+# The graded assignments: student notebooks (to hand out) and autograders (private) in _build/assignments,
+# from the solution notebooks in assignments/ (otter-grader's Otter Assign); grade with 'olr course grade DIR'.
+assignments: env
+	$(BIN)/olr course build
 
 benchmarks: env
 	$(BIN)/python benchmarks/run_all.py

@@ -539,6 +539,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         print("[olr book] MathJax is not bundled: run 'make mathjax' (npm) so that math renders offline",
               file=sys.stderr)
         return 1
+    secret_texts = prepare_assignments(root)
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
                "--keep-going"]
     output = root / "_build"
@@ -551,10 +552,33 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         return status
     from .htmlcheck import check_book
 
-    problems = check_book(output / "_build" / "html" if edition == "student" else output / "html")
+    html = output / "_build" / "html" if edition == "student" else output / "html"
+    problems = check_book(html) + [f"hidden test or solution in the {edition} edition: {leak}"
+                                   for leak in assignment_leaks(html, secret_texts)]
     for line in problems:
         print(f"[olr book] page check: {line}", file=sys.stderr)
     return 1 if problems else 0
+
+
+STUDENT_ASSIGNMENTS = Path("_build") / "assignments_public"      # the zips the course page links for download
+
+
+def prepare_assignments(root: Path) -> dict[str, list[str]]:
+    """Build the graded assignments (Otter Assign, :mod:`.course`) and zip each student folder into
+    ``_build/assignments_public`` for the course page's download links; returns what must not leak."""
+    from .course import build_assignments, publish_student_notebooks, secrets
+
+    built = root / "_build" / "assignments"
+    build_assignments(root, built)
+    publish_student_notebooks(built, root / STUDENT_ASSIGNMENTS)
+    return secrets(root, built)
+
+
+def assignment_leaks(html: Path, secret_texts: dict[str, list[str]]) -> list[str]:
+    """Files of a built edition (downloads and zips included) that hold a hidden test or a solution line."""
+    from .course import leaks
+
+    return leaks(html, secret_texts)
 
 
 def standalone_notebook(name: str, output, profile: str = "quick", overrides: dict | None = None,

@@ -219,6 +219,29 @@ def cmd_notebook(args) -> int:
     return 0
 
 
+def cmd_course(args) -> int:
+    """Build the assignments (student notebooks and autograders) or grade a folder of submissions."""
+    from pathlib import Path
+
+    from .book import project_root
+    from .course import Limits, build_assignments, grade_submissions, totals
+
+    root = project_root()
+    built = Path(args.assignments) if args.assignments else root / "_build" / "assignments"
+    if args.course_command == "build":
+        for name, folder in build_assignments(root, built, args.only).items():
+            print(f"{name}: {folder / 'student'} (for students), {folder / 'autograder'} (keep private)")
+        return 0
+    limits = Limits(test_seconds=args.test_seconds, notebook_seconds=args.notebook_seconds,
+                    output_bytes=args.output_chars)
+    output = Path(args.output or Path(args.folder) / "grades.csv")
+    rows = grade_submissions(Path(args.folder), built, output, limits, args.jobs)
+    for submission, (points, possible) in totals(rows).items():
+        print(f"{submission}: {points:g} / {possible:g}")
+    print(f"per-test scores and feedback: {output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="olr", description="Online learning to rank: data, runs, grids, book.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -315,6 +338,24 @@ def build_parser() -> argparse.ArgumentParser:
     notebook.add_argument("--profile", default="quick", choices=["quick", "paper"])
     notebook.add_argument("--data-dir", default=None)
     notebook.set_defaults(func=cmd_notebook)
+
+    course = sub.add_parser("course", help="graded assignments: build them, grade submissions (offline)")
+    csub = course.add_subparsers(dest="course_command", required=True)
+    cbuild = csub.add_parser("build", help="student notebooks and autograders from assignments/*.py (Otter Assign)")
+    cbuild.add_argument("--only", default=None, help="build only this assignment")
+    cgrade = csub.add_parser("grade", help="grade every notebook under FOLDER into a CSV with per-test feedback")
+    cgrade.add_argument("folder", help="the submissions: notebooks named after their assignment, any subfolders")
+    cgrade.add_argument("--output", "-o", default=None, help="the CSV (default FOLDER/grades.csv)")
+    cgrade.add_argument("--test-seconds", type=float, default=10.0, help="time limit of each test (default 10)")
+    cgrade.add_argument("--notebook-seconds", type=float, default=60.0,
+                        help="time limit of all of a notebook's cells together (default 60)")
+    cgrade.add_argument("--output-chars", type=int, default=100_000,
+                        help="characters a cell or test may print (default 100,000)")
+    cgrade.add_argument("--jobs", "-j", type=int, default=1, help="submissions graded at once (default 1)")
+    for command in (cbuild, cgrade):
+        command.add_argument("--assignments", default=None,
+                             help="folder of the built assignments (default _build/assignments)")
+        command.set_defaults(func=cmd_course)
     return parser
 
 
