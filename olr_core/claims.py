@@ -695,14 +695,24 @@ def _threshold(frame, claim, threshold: float, at_most: bool) -> Outcome:
     cells, texts = [], []
     for cell, part in _cells(frame, claim):
         values = part[claim.metric].to_numpy(float)
-        est, interval, n = mean_interval(threshold - values if at_most else values - threshold)
-        cells.append(Cell(cell, est, interval, n))
+        mean, interval, n = mean_interval(values)          # the statistic's own interval (exact if 0 in every run)
+        est = threshold - mean if at_most else mean - threshold
+        cells.append(Cell(cell, est, _shifted(interval, threshold, at_most), n))
         texts.append(f"{cell}: mean {values.mean():.4g}")
     if not cells:
         return _no_runs("no runs")
     side = "threshold minus the mean" if at_most else "the mean minus the threshold"
     return decide(cells, "; ".join(texts) + f" (claimed: {'at most' if at_most else 'at least'} {threshold:.3g})",
                   f"{side} of {claim.metric}")
+
+
+def _shifted(interval: Interval, threshold: float, at_most: bool) -> Interval:
+    """The interval family of ``threshold - x`` (``at_most``) or ``x - threshold`` from that of x."""
+    def shifted(gamma):
+        low, high = interval(gamma)
+        return (threshold - high, threshold - low) if at_most else (low - threshold, high - threshold)
+    shifted.constant = getattr(interval, "constant", False)
+    return shifted
 
 
 def rule_below(frame, claim, threshold: float, **_) -> Outcome:

@@ -132,7 +132,8 @@ THEORY_CLAIMS = [
           "special case: with two candidates, the K-L cost of a choice and its gradient are RankNet's pairwise "
           "logistic loss and gradient (measured: the largest difference over 1,000 random fitness vectors, at most "
           f"{ROUNDING})", "regret", "pairwise_gap", "below", {"threshold": ROUNDING},
-          "a more general form than RankNet's pairwise model", ()),
+          "a more general form than RankNet's pairwise model", (),
+          unstated={"threshold": Unstated("difference that counts as equal up to rounding")}),
     Claim(PAPER, "T4.4-greedy", "Section 5.1 (Greedy KLRank), Theorem 4.4", "Theorem 4.4 still guarantees Greedy "
           "KLRank's parameters a vanishing average K-L regret: GPER's bound holds for any sequence of choices, "
           "whatever list was shown (measured: the log-log slope of the regret of the parameters' K-L cost against "
@@ -142,7 +143,7 @@ THEORY_CLAIMS = [
           "that the update never reads the list, not a property of other users)", "greedy_regret", "regret_slope",
           "below",
           {"threshold": 0.75 + RATE_TOLERANCE}, "low average regret in long-term fitness (no measurement)",
-          ("algorithm",)),
+          ("algorithm",), unstated={"threshold": Unstated("tolerance added to the rate's log-log slope", 0.75)}),
     Claim(PAPER, "T4.4-online-ranknet", "Section 5.1 (Online RankNet), Theorem 4.4", "Theorem 4.4 guarantees Online "
           "RankNet no long-term average regret in its pairwise loss", "none", "regret_slope", "not_testable",
           {"reason": "holds by the theorem's own argument if its Assumption 4.3 (bounded gradients and feasible "

@@ -89,7 +89,8 @@ CLAIMS = [
     Claim(PAPER, "T4.4-rate", "Theorem 4.4", f"olRankNet's cumulative pairwise regret grows poly-logarithmically "
           f"(log-log slope at most {LOG2_SLOPE} + {RATE_TOLERANCE} in a well-specified world)", "theory",
           "regret_slope", "below", {"threshold": LOG2_SLOPE + RATE_TOLERANCE},
-          "O(d~ log^2 T) as stated (the chapter's steps give O(d~^2 log^2 T)); both poly-logarithmic", (),
+          "O(d~ log^2 T) as stated; the chapter's steps give O(d~^2 log^2 T) only under its assumption O (each "
+          "uncertain pair observed with probability at least q); both poly-logarithmic", (),
           unstated={"threshold": Unstated("tolerance added to the rate's log-log slope", LOG2_SLOPE)}),
 ]
 
