@@ -147,14 +147,20 @@ def cmd_claims(args) -> int:
         print_json(records)
         return 0
     for r in records:
-        print(f"[{r['verdict']:>17}] {r['paper']}:{r['id']} ({r['config']}) {r['claim']}")
-        print(f"{'':20}paper: {r['paper_value']}")
-        print(f"{'':20}ours:  {r['ours']}  [{r['setup']}]")
-        print(f"{'':20}rule:  {r['rule']}: {r['reason']}")
+        role = "" if r.get("config_role") == "headline" else ", sensitivity"
+        print(f"[{r['verdict']:>21}] {r['paper']}:{r['id']} ({r['config']}{role}) {r['claim']}")
+        print(f"{'':24}paper: {r['paper_value']}")
+        print(f"{'':24}ours:  {r['ours']}  [{r['setup']}]")
+        if r.get("magnitude"):
+            print(f"{'':24}size:  {r['magnitude']['summary']} ({r['magnitude']['unit']})")
+        print(f"{'':24}rule:  {r['rule']}: {r['reason']}")
+        for t in r.get("thresholds", []):
+            print(f"{'':24}ours, not the paper's: {t['what']} = {t['value']:g} (at {t['half']['value']:g}: "
+                  f"{t['half']['verdict']}; at {t['double']['value']:g}: {t['double']['verdict']})")
         for c in r.get("cells", []):
             low, high = (f"{v:+.3g}" if v is not None else "unbounded" for v in (c["ci_low"], c["ci_high"]))
             margin = f"{c['margin']:+.3g}" if c["margin"] is not None else "n/a"
-            print(f"{'':20}  {c['cell']}: margin {margin} [{low}, {high}], {c['runs']} run{'s' * (c['runs'] != 1)}")
+            print(f"{'':24}  {c['cell']}: margin {margin} [{low}, {high}], {c['runs']} run{'s' * (c['runs'] != 1)}")
     return 0
 
 
