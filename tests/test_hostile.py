@@ -1,0 +1,284 @@
+"""The hostile corpus: code and files a new user may hand the book. Each case gives its expected one-line
+message (never a traceback) or the correct result, and none of them changes what the store holds for the
+built-in runs."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from olr_core.cli import main
+from olr_core.experiments import ResultStore, RunSpec, expand_grid, run_grid
+from olr_core.plugin_guard import read_only_data
+from olr_core.plugins import PluginError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HOSTILE = textwrap.dedent('''
+    import numpy as np
+    from olr_core.rankers.base import Display, LinearRanker
+    from olr_core.users import Clicks
+
+
+    class Mutate(LinearRanker):
+        def start(self, train, rng):
+            super().start(train, rng)
+            train.features[:] = 0
+
+
+    class SneakyMutate(LinearRanker):
+        """Tries to poison the data the next runs see, and hides that it failed."""
+
+        def start(self, train, rng):
+            super().start(train, rng)
+            for array in (train.features, train.labels):
+                try:
+                    array[:] = 0
+                except ValueError:
+                    pass
+
+        def score(self, docs):
+            try:
+                docs.features[:] = 1
+            except ValueError:
+                pass
+            return super().score(docs)
+
+
+    class Short(LinearRanker):
+        def score(self, docs):
+            return np.zeros(len(docs.features) - 1)
+
+
+    class Scalar(LinearRanker):
+        def score(self, docs):
+            return 1.0
+
+
+    class Repeat(LinearRanker):
+        def rank(self, query):
+            return Display(np.zeros(10, dtype=np.int64))
+
+
+    class Past(LinearRanker):
+        def rank(self, query):
+            return Display(np.arange(query.n_docs + 3))
+
+
+    class LearnRaises(LinearRanker):
+        def learn(self, query, display, feedback):
+            return {}["x"]
+
+
+    class FeatureSum:
+        """Written from the protocol's docstring: no weights(), which is optional."""
+
+        feedback_kind = "clicks"
+
+        def start(self, train, rng):
+            pass
+
+        def score(self, docs):
+            return docs.features.sum(axis=1)
+
+        def rank(self, query):
+            return Display(np.argsort(-self.score(query), kind="stable"))
+
+        def learn(self, query, display, feedback):
+            return None
+
+
+    class NoScore:
+        def start(self, train, rng):
+            pass
+
+        def rank(self, query):
+            pass
+
+        def learn(self, query, display, feedback):
+            pass
+
+
+    class Clicker:
+        feedback_kind = "clicks"
+        value = None
+
+        def __init__(self, max_grade, cutoff=10):
+            self.cutoff = cutoff
+
+        def __call__(self, query, shown, rng):
+            rng.random(self.cutoff)
+            return Clicks(np.asarray(self.value(len(shown))), len(shown) - 1)
+
+
+    class LongClicks(Clicker):
+        value = staticmethod(lambda n: np.ones(n + 2, dtype=bool))
+
+
+    class TwoClicks(Clicker):
+        value = staticmethod(lambda n: np.full(n, 2))
+
+
+    class MinusClicks(Clicker):
+        value = staticmethod(lambda n: np.full(n, -1))
+
+
+    class HalfClicks(Clicker):
+        value = staticmethod(lambda n: np.full(n, 0.5))
+
+
+    class IntegerClicks(Clicker):
+        value = staticmethod(lambda n: (np.arange(n) == 0).astype(int))
+
+
+    class NoneClicks(Clicker):
+        def __call__(self, query, shown, rng):
+            return None
+
+
+    class WritesQuery(Clicker):
+        def __call__(self, query, shown, rng):
+            query.labels[:] = 4
+            return Clicks(np.zeros(len(shown), dtype=bool), len(shown) - 1)
+
+
+    class NoInit:
+        feedback_kind = "clicks"
+
+        def __call__(self, query, shown, rng):
+            return None
+''')
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def one_line_error(capsys, argv, code: int = 2) -> str:
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert err.startswith("olr: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def run_cli(argv, cwd, **env):
+    """``olr ARGV`` in a fresh process, as a user types it: (exit code, stdout, stderr)."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    done = subprocess.run([sys.executable, "-m", "olr_core.cli", *argv], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+# -- 1. plug-ins run against read-only data ------------------------------------------------------------------
+
+def test_a_plugin_that_writes_into_its_data_is_stopped_at_the_line_that_writes(hostile, capsys):
+    err = one_line_error(capsys, ["run", "-a", "hostile.py:Mutate", "-T", "20", "--no-store"])
+    assert "your ranker hostile.py:Mutate's start raised ValueError('assignment destination is read-only')" in err
+    assert f"{hostile / 'hostile.py'}:10" in err and "copy it first" in err
+
+
+def test_a_mutating_plugin_before_pdgd_leaves_pdgd_bit_identical_to_pdgd_alone(hostile, tmp_path):
+    alone = ResultStore(tmp_path / "alone")
+    pdgd = RunSpec("pdgd", rounds=60, seed=3)
+    key = run_grid([pdgd], alone)[0]
+    shared = ResultStore(tmp_path / "shared")
+    run_grid([RunSpec("hostile.py:SneakyMutate", rounds=60, seed=3), pdgd], shared)
+    a, b = alone.load(key)[1].arrays(), shared.load(key)[1].arrays()
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+
+def test_a_user_plugin_that_writes_the_labels_is_stopped(hostile, capsys):
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-c", "hostile.py:WritesQuery", "-T", "5", "--no-store"])
+    assert "your user hostile.py:WritesQuery's __call__ raised ValueError" in err and "read-only" in err
+
+
+def test_read_only_views_copy_nothing():
+    from .conftest import tiny_data
+
+    data = tiny_data()
+    view = read_only_data(data)
+    assert np.shares_memory(view.features, data.features) and not view.features.flags.writeable
+    assert data.features.flags.writeable and read_only_data(view) is view
+
+
+# -- 2. every value a plug-in returns is checked; its errors are one line ------------------------------------
+
+@pytest.mark.parametrize("ranker, expected", [
+    ("Short", "score returned shape (3882,) for 3883 documents; it must return one score per document"),
+    ("Scalar", "score returned a scalar for 3883 documents"),
+    ("Repeat", "rank shows document 0 10 times; a ranking lists each document at most once"),
+    ("Past", "rank returned document "),
+    ("LearnRaises", "learn raised KeyError('x') at "),
+])
+def test_a_ranker_breaking_the_protocol_gets_one_line_naming_it_and_the_method(hostile, capsys, ranker, expected):
+    err = one_line_error(capsys, ["run", "-a", f"hostile.py:{ranker}", "-T", "20", "--no-store"])
+    assert f"your ranker hostile.py:{ranker}'s {expected}" in err
+
+
+@pytest.mark.parametrize("user, expected", [
+    ("LongClicks", "returned clicks of shape (12,) for 10 shown documents"),
+    ("TwoClicks", "returned a click of 2; clicks are True/False (or 0/1)"),
+    ("MinusClicks", "returned a click of -1"),
+    ("HalfClicks", "returned a click of 0.5"),
+    ("NoneClicks", "returned NoneType; a click user returns olr_core.users.Clicks"),
+    ("NoInit", "cannot be built as NoInit(max_grade=2, cutoff=10)"),
+])
+def test_a_user_breaking_the_protocol_gets_one_line_naming_it(hostile, capsys, user, expected):
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-c", f"hostile.py:{user}", "-T", "20", "--no-store"])
+    assert f"your user hostile.py:{user}" in err and expected in err
+
+
+def test_clicks_given_as_zeros_and_ones_are_taken_as_clicks(hostile, capsys):
+    assert main(["run", "-a", "pdgd", "-c", "hostile.py:IntegerClicks", "-T", "20", "--no-store", "--json"]) == 0
+
+
+def test_a_ranker_without_the_optional_weights_runs_and_one_without_score_is_refused_when_loaded(hostile, capsys):
+    assert main(["run", "-a", "hostile.py:FeatureSum", "-T", "20", "--no-store", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["run", "-a", "hostile.py:FeatureSum", "-T", "20", "--no-store", "--reference",
+                 "offline_ranknet"]) == 0
+    capsys.readouterr()
+    err = one_line_error(capsys, ["run", "-a", "hostile.py:NoScore", "-T", "20", "--no-store"])
+    assert "has no method score" in err
+    with pytest.raises(PluginError, match="has no method score"):
+        RunSpec("hostile.py:NoScore")
+
+
+def test_an_exception_in_a_worker_process_is_the_same_one_line(hostile):
+    (hostile / "g.yml").write_text("algorithms: [hostile.py:LearnRaises, random]\nrounds: 20\nseeds: 2\n")
+    code, out, err = run_cli(["grid", "g.yml", "--jobs", "2", "--results", "r"], hostile)
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1, err
+    assert f"your ranker hostile.py:LearnRaises's learn raised KeyError('x') at {hostile / 'hostile.py'}:" in err
+
+
+def test_the_key_hashes_the_helper_modules_a_plugin_imports(tmp_path, monkeypatch):
+    package = tmp_path / "mine"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("STEP = 0.1\n")
+    (package / "deeper.py").write_text("from . import helper\n")
+    (package / "method.py").write_text(textwrap.dedent('''
+        from olr_core.rankers.base import LinearRanker
+        from .deeper import helper
+
+
+        class Stepper(LinearRanker):
+            def learn(self, query, display, feedback):
+                self.w = self.w + helper.STEP
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    key = RunSpec("mine.method:Stepper", rounds=5).key()
+    for name in list(sys.modules):
+        if name.startswith("mine"):
+            del sys.modules[name]
+    (package / "helper.py").write_text("STEP = 0.2\n")
+    assert RunSpec("mine.method:Stepper", rounds=5).key() != key
