@@ -211,10 +211,14 @@ def cmd_fit(args) -> int:
 
 
 def cmd_notebook(args) -> int:
-    from .book import standalone_notebook
+    from .book import PageFailedError, standalone_notebook
 
-    path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
-                               args.data_dir)
+    try:
+        path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
+                                   args.data_dir)
+    except PageFailedError as failed:
+        print(f"olr: error: {failed}", file=sys.stderr)
+        return 1
     print(path)
     return 0
 
