@@ -93,6 +93,9 @@ def cmd_run(args) -> int:
     from .experiments import ResultStore, RunSpec, execute, spec_key
     from .experiments.runner import data_fingerprint
 
+    if args.click_log and not args.click_log.endswith(".npz"):
+        raise ValueError(f"option --click-log {args.click_log}: the log is a numpy archive; name a .npz file "
+                         f"(e.g. {args.click_log.rpartition('.')[0] or args.click_log}.npz)")
     library = get_spec(args.dataset).library
     if args.rounds is None:             # a library stream is played whole; other data: 1,000 rounds
         args.rounds = load_library(args.dataset, args.data_dir).n_queries if library else 1000
@@ -190,8 +193,10 @@ def cmd_fit(args) -> int:
     """Fit click models to a click log and score them (on a held-out half with --holdout)."""
     from .click_fitting import DEFAULT_FITS, ClickLog, evaluate, fit, parameter_table
 
-    log = ClickLog.load(args.log)
+    log = ClickLog.load(args.log).require_sessions(args.log)
     train, test = log.split(0.5) if args.holdout else (log, log)
+    if args.holdout:
+        train.require_sessions(f"{args.log} (its first half)"), test.require_sessions(f"{args.log} (its second half)")
     rows = {}
     for family in args.model or DEFAULT_FITS:
         model = fit(family, train)

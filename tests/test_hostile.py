@@ -352,3 +352,83 @@ def test_the_books_own_pages_declare_rounds_and_seeds_of_at_least_one(tmp_path, 
     assert "seeds must be >= 1" in one_line_error(capsys, ["notebook", "dsp_table2", "-p", "seeds=0", "-o",
                                                            "x.ipynb"])
     assert not (tmp_path / "x.ipynb").exists() and not (tmp_path / "book" / "generated").exists()
+
+
+# -- 4. data, click logs and click-model names ---------------------------------------------------------------
+
+def _letor_folder(folder: Path, test_label: int = 1, feature_id: int = 2) -> Path:
+    folder.mkdir()
+    for split in ("train", "vali", "test"):
+        lines = [f"{(d + q) % 3} qid:{q} 1:{d / 5:.2f} {feature_id}:{(q + d) % 4 / 4:.2f}"
+                 for q in range(6) for d in range(5)]
+        if split == "test":
+            lines[3] = f"{test_label} qid:1 1:0.5 2:0.5"
+        (folder / f"{split}.txt").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("label", [7, 1000])
+def test_a_letor_label_outside_the_grade_tables_is_refused_with_file_and_line(tmp_path, capsys, label):
+    folder = _letor_folder(tmp_path / "mine", test_label=label)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "5", "--no-store"])
+    assert f"{folder / 'test.txt'}, line 4: relevance label {label} is above the highest grade 4" in err
+
+
+def test_the_grade_table_is_the_data_sets_not_one_files(tmp_path):
+    from olr_core.data.registry import _own_fold, get_spec
+
+    folder = _letor_folder(tmp_path / "mine", test_label=3)
+    with pytest.warns(UserWarning, match="grade 3 appears in the test split"):
+        fold = _own_fold(get_spec(str(folder)), 1)
+    assert fold.train.max_grade == fold.vali.max_grade == fold.test.max_grade == fold.max_grade == 3
+
+
+def test_a_huge_feature_id_is_refused_without_allocating(tmp_path, capsys):
+    folder = _letor_folder(tmp_path / "mine", feature_id=999_999)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "5", "--no-store"])
+    assert f"{folder / 'train.txt'}, line 1: feature id 999999 is above 10,000" in err
+
+
+UNREADABLE = "not a click log written by olr (a .npz archive"
+
+
+def _log(path: Path, labels, clicks=None) -> str:
+    labels = np.asarray(labels)
+    np.savez(path, labels=labels, clicks=np.zeros(labels.shape, bool) if clicks is None else clicks)
+    return str(path)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda p: _log(p, np.zeros((0, 10), int)), "no session shows a document"),
+    (lambda p: _log(p, np.full((5, 10), -1)), "no session shows a document"),
+    (lambda p: _log(p, np.r_[np.ones((5, 10), int), [[1000] * 10]]), "grade 1000 is outside -1 .. 4"),
+    (lambda p: _log(p, np.full((5, 10), 1.5)), "grade 1.5 is not an integer"),
+    (lambda p: _log(p, np.ones((5, 10), int), np.full((5, 10), 2)), "clicks must be True/False"),
+    (lambda p: (p.write_bytes(b""), str(p))[1], UNREADABLE),
+    (lambda p: (p.write_bytes(b"garbage, not an archive"), str(p))[1], UNREADABLE),
+    (lambda p: (p.write_bytes(Path(_log(p, np.ones((50, 10), int))).read_bytes()[:300]), str(p))[1],
+     UNREADABLE),
+    (lambda p: (np.savez(p, other=np.ones(3)), str(p))[1], "it has no array labels, clicks"),
+])
+def test_olr_fit_on_a_broken_log_says_what_is_wrong_in_one_line(tmp_path, capsys, make, expected):
+    path = make(tmp_path / "log.npz")
+    err = one_line_error(capsys, ["fit", path, "-m", "pbm"])
+    assert expected in err and "allow_pickle" not in err
+
+
+def test_a_click_log_name_without_npz_is_refused_before_the_run(tmp_path, capsys):
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "5", "--no-store", "--click-log", str(tmp_path / "x.txt")])
+    assert "name a .npz file" in err and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("user, expected", [("dbn:gamma=0.5,gamma=0.7", "gives gamma twice (0.5 and 0.7)"),
+                                            ("dbn:navigational,informational", "names two presets")])
+def test_a_click_model_given_a_parameter_twice_is_refused(capsys, user, expected):
+    assert expected in one_line_error(capsys, ["run", "-a", "pdgd", "-c", user, "-T", "5", "--no-store"])
+
+
+def test_a_data_plugin_that_raises_is_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mydata.py").write_text("def broken(fold):\n    raise RuntimeError('no network')\n")
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", "mydata.py:broken", "-T", "5", "--no-store"])
+    assert "your data set mydata.py:broken's call raised RuntimeError('no network') at " in err
