@@ -125,9 +125,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_grid(args) -> int:
+    from .budget import require_approval
     from .experiments import ResultStore, run_grid, summary_frame
-    from .experiments.spec import load_and_expand
+    from .experiments.spec import grid_plan, load_and_expand, load_grid
 
+    require_approval(grid_plan(load_grid(args.file), args.jobs), args.yes, f"grid {args.file}")
     specs = load_and_expand(args.file)                 # the whole grid is checked before any run starts
     store = ResultStore(args.results)
     run_grid(specs, store, jobs=args.jobs, dask=args.dask, data_dir=args.data_dir)
@@ -141,9 +143,12 @@ def cmd_grid(args) -> int:
 
 
 def cmd_claims(args) -> int:
+    from .budget import require_approval
     from .experiments import ResultStore
-    from .reproductions.verdicts import claim_records
+    from .reproductions.verdicts import claim_records, claims_plan
 
+    plan = claims_plan(args.paper, args.profile, args.data_dir, args.seeds, args.with_rankers or (), args.jobs)
+    require_approval(plan, args.yes, f"olr claims {args.paper or '(every paper)'} --profile {args.profile}")
     records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
                             seeds=args.seeds, rankers=args.with_rankers or ())
     if args.json:
@@ -271,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     grid.add_argument("--dask", default=None, help="Dask scheduler address, or 'local' for a LocalCluster")
     grid.add_argument("--data-dir", default=None)
     grid.add_argument("--results", default=None)
+    grid.add_argument("--yes", action="store_true", help="start a grid beyond the budget (olr_core.budget.LIMITS)")
     grid.set_defaults(func=cmd_grid)
 
     claims = sub.add_parser("claims", help="does it reproduce? every claim of a paper with its verdict")
@@ -286,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="your own ranker (package.module:Class or file.py:Class, default parameters) joins the "
                              "paper's experiments and every claim is judged with it (repeatable)")
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
+    claims.add_argument("--yes", action="store_true",
+                        help="start a request beyond the budget (runs, CPU hours, memory: olr_core.budget.LIMITS)")
     claims.set_defaults(func=cmd_claims)
 
     store = sub.add_parser("store", help="the results store: check")

@@ -311,7 +311,8 @@ def faulty_book(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_failed_only_page_leaves_the_built_page_unchanged(faulty_book, capsys):
+def test_a_failed_only_page_leaves_the_built_page_unchanged(faulty_book, capsys, monkeypatch):
+    monkeypatch.setattr("olr_core.book.compile_shared_kernels", lambda: 0.0)     # (no kernels on this page)
     assert main(["book", "--only", "bad", "-p", "rounds=13", "--no-build"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("olr: error: page bad failed") and "KeyError: 'the planted fault'" in err
@@ -432,3 +433,40 @@ def test_a_data_plugin_that_raises_is_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", "mydata.py:broken", "-T", "5", "--no-store"])
     assert "your data set mydata.py:broken's call raised RuntimeError('no network') at " in err
+
+
+# -- 5. budgets before spending -------------------------------------------------------------------------------
+
+def test_a_claims_request_far_beyond_the_budget_says_what_it_plans_and_waits_for_yes(tmp_path, capsys):
+    import time
+
+    started = time.perf_counter()
+    err = one_line_error(capsys, ["claims", "dsp", "--profile", "tiny", "--seeds", "100000", "--results",
+                                  str(tmp_path / "r")])
+    assert time.perf_counter() - started < 20
+    assert "plans 24,600,000 runs (" in err and "CPU hours" in err and "GB of memory" in err and "--yes" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_grid_beyond_the_budget_is_refused_before_its_runs_are_described(tmp_path, capsys, monkeypatch):
+    import olr_core.experiments.spec as spec
+
+    monkeypatch.setattr(spec, "expand_grid", lambda grid: pytest.fail("the grid was expanded"))
+    (tmp_path / "big.yml").write_text("algorithms: [random, pdgd]\nclick_models: [perfect, dbn]\nseeds: 6000\n"
+                                      "rounds: 10\n")
+    err = one_line_error(capsys, ["grid", str(tmp_path / "big.yml"), "--results", str(tmp_path / "r")])
+    assert "plans 24,000 runs (240,000 rounds)" in err and "beyond the limit of 20,000 runs" in err
+
+
+def test_a_plan_counts_cpu_time_and_memory():
+    from olr_core.budget import BYTES_PER_PLANNED_RUN, BYTES_PER_ROUND, Plan
+
+    plan = Plan(runs=100, rounds=3_600_000, longest=50_000, workers=2)
+    assert plan.cpu_hours == pytest.approx(1.0) and not plan.over()
+    assert plan.memory_gb == pytest.approx((100 * BYTES_PER_PLANNED_RUN + 2 * 50_000 * BYTES_PER_ROUND) / 1e9)
+    assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
+
+
+def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys):
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "1000000000", "--no-store"])
+    assert "rounds=1,000,000,000 is too long for one run" in err and "at most 10,000,000" in err
