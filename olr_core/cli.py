@@ -108,6 +108,8 @@ def cmd_run(args) -> int:
     if not args.no_store and store.verified(key) and not args.click_log:
         _, trace = store.load(key)
     else:
+        if not args.no_store:
+            store.require_writable(1)
         trace = execute(spec, args.data_dir, click_log=args.click_log)
         if not args.no_store:
             store.save(key, spec, trace, data_fingerprint(spec.dataset, spec.fold, args.data_dir))
@@ -176,6 +178,8 @@ def cmd_store(args) -> int:
         print(f"  set aside now: {sentence}")
     for path in report["quarantined"]:
         print(f"  quarantined: {path}")
+    for sentence in report["leftovers"]:
+        print(f"  {sentence}")
     return 0
 
 
@@ -345,8 +349,9 @@ def main(argv=None) -> int:
     warnings.formatwarning = _one_line_warning
     try:
         return args.func(args)
-    except (KeyError, ValueError, TypeError, FileNotFoundError, ConnectionError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    except (KeyError, ValueError, TypeError, OSError, MemoryError) as err:        # (OSError: files, disks, network)
+        message = err.args[0] if isinstance(err, KeyError) and err.args else \
+            "out of memory (MemoryError); ask for fewer rounds, seeds or jobs" if isinstance(err, MemoryError) else err
         print(f"olr: error: {message}", file=sys.stderr)
         return 2
 

@@ -470,3 +470,89 @@ def test_a_plan_counts_cpu_time_and_memory():
 def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys):
     err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "1000000000", "--no-store"])
     assert "rounds=1,000,000,000 is too long for one run" in err and "at most 10,000,000" in err
+
+
+# -- 6. the store survives its environment --------------------------------------------------------------------
+
+def _refuse_writes_under(monkeypatch, folder: Path, code: int) -> None:
+    """Every write under ``folder`` fails with ``code`` (EROFS, ENOSPC): chmod does not stop root, so the
+    file-system calls the store and the quarantine use are patched instead, for any user."""
+    import errno
+
+    def inside(path) -> bool:
+        return str(Path(path).resolve()).startswith(str(folder.resolve()))
+
+    def refusing(original):
+        def call(*args, **kwargs):
+            if any(isinstance(a, (str, Path)) and inside(a) for a in args[:2]):
+                raise OSError(code, os.strerror(code), str(args[0]))
+            return original(*args, **kwargs)
+        return call
+
+    for owner, name in ((Path, "mkdir"), (Path, "write_bytes"), (os, "replace"), (np, "savez_compressed")):
+        monkeypatch.setattr(owner, name, refusing(getattr(owner, name)))
+    assert errno.errorcode[code]
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import olr_core.experiments.store as store_module
+
+    results = tmp_path / "r"
+    assert main(["run", "-a", "random", "-T", "10", "--results", str(results), "--json"]) == 0
+    capsys.readouterr()
+    original = store_module.np.savez_compressed
+
+    def fills_the_disk(path, **arrays):
+        Path(path).write_bytes(b"")                      # the file is opened, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module.np, "savez_compressed", fills_the_disk)
+    err = one_line_error(capsys, ["run", "-a", "random", "-T", "11", "--results", str(results)])
+    assert "cannot write the run random (" in err and "no space is left on the device" in err and "--results" in err
+    assert not list(results.glob("*/*.tmp.npz")) and len(list(results.glob("*/*.npz"))) == 1
+    monkeypatch.setattr(store_module.np, "savez_compressed", original)
+    assert ResultStore(results).check()["readable"] == 1
+
+
+def test_a_read_only_store_serves_its_runs_and_refuses_new_ones_before_computing(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import olr_core.experiments.runner as runner
+
+    results = tmp_path / "r"
+    assert main(["run", "-a", "random", "-T", "10", "--results", str(results), "--json"]) == 0
+    stored = capsys.readouterr().out
+    (results / "zz").mkdir()
+    (results / "zz" / "zz0123.npz").write_bytes(b"truncated")
+    _refuse_writes_under(monkeypatch, results, errno.EROFS)
+    assert main(["run", "-a", "random", "-T", "10", "--results", str(results), "--json"]) == 0
+    assert capsys.readouterr().out == stored                                       # read, not recomputed
+    monkeypatch.setattr(runner, "run_online", lambda *a, **k: pytest.fail("computed for a read-only store"))
+    err = one_line_error(capsys, ["run", "-a", "random", "-T", "12", "--results", str(results)])
+    assert f"the results store {results} cannot be written (the file system is read-only)" in err
+    (tmp_path / "g.yml").write_text("algorithms: [random]\nrounds: 13\n")
+    assert "cannot be written" in one_line_error(capsys, ["grid", str(tmp_path / "g.yml"), "--results", str(results)])
+    assert main(["store", "check", "--results", str(results)]) == 0
+    report = capsys.readouterr().out
+    assert "1 readable run(s), 1 set aside now" in report and "left in place (it could not be moved" in report
+
+
+def test_store_check_removes_the_leftovers_of_unfinished_writes_only(tmp_path, capsys):
+    results = tmp_path / "r"
+    (results / "ab").mkdir(parents=True)
+    dead = results / "ab" / "abcdef.999999999.tmp.npz"                # a process that no longer exists
+    live = results / "ab" / f"abcdef.{os.getpid()}.tmp.npz"             # a write in progress
+    dead.write_bytes(b"")
+    live.write_bytes(b"")
+    assert main(["store", "check", "--results", str(results)]) == 0
+    assert f"removed {dead} (an unfinished write)" in capsys.readouterr().out
+    assert not dead.exists() and live.exists()
+
+
+def test_an_unwritable_cache_is_one_warning_and_the_run_goes_on(tmp_path):
+    code, out, err = run_cli(["run", "-a", "pdgd", "-d", "synth-mq-5g", "-T", "10", "--no-store"], tmp_path,
+                             OLR_CACHE_DIR="/dev/null")
+    assert code == 0 and "final_offline_ndcg10" in out and "Traceback" not in err
+    assert err.count("\n") == 1 and "olr: warning: cannot write the parse cache in /dev/null/parsed" in err

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import WriteError, warn_once, write_atomically
 from ..quarantine import quarantine_file
 from .ranking_data import RankingData
 
@@ -214,16 +215,19 @@ def cached_data(key: str, name: str, build) -> RankingData:
     """``build()``'s data set, kept in the cache directory under ``key`` (which must change whenever
     the data would); an unreadable cache file is set aside and the data built again."""
     cached = cache_dir() / f"{key}.npz"
-    if cached.exists():
+    if cached.is_file():
         data = _load_cached(cached, name, key)
         if data is not None:
             return data
     data = build()
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, features=data.features, labels=data.labels, offsets=data.offsets, qids=data.qids,
-             max_grade=data.max_grade, cache_key=np.array(key))
-    os.replace(tmp, cached)
+    try:
+        write_atomically(cached, lambda tmp: np.savez(tmp, features=data.features, labels=data.labels,
+                                                      offsets=data.offsets, qids=data.qids, max_grade=data.max_grade,
+                                                      cache_key=np.array(key)),
+                         "the parse cache", "data files are parsed again each time (set OLR_CACHE_DIR to a "
+                         "writable folder to keep them)")
+    except WriteError as err:                     # (a cache: the data are right without it)
+        warn_once(str(err))
     return data
 
 

@@ -131,6 +131,8 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     keys = [spec_key(s, data_dir) for s in specs]
     todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
     todo = list({spec_key(s, data_dir): s for s in todo}.values())   # identical specs run once
+    if todo:
+        store.require_writable(len(todo))
     bar = _progress_bar(len(todo), "runs", progress)
     for spec, trace, fingerprint, cpu_seconds in _iterate(todo, jobs, dask, data_dir):
         if isinstance(trace, NonFiniteModelError):
