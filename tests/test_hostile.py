@@ -49,6 +49,15 @@ HOSTILE = textwrap.dedent('''
             return super().score(docs)
 
 
+    class Unlocks(LinearRanker):
+        """Switches the read-only view's flag back on and writes (a deliberate breach)."""
+
+        def start(self, train, rng):
+            super().start(train, rng)
+            train.features.flags.writeable = True
+            train.features[:] = 0
+
+
     class Short(LinearRanker):
         def score(self, docs):
             return np.zeros(len(docs.features) - 1)
@@ -193,6 +202,18 @@ def test_a_mutating_plugin_before_pdgd_leaves_pdgd_bit_identical_to_pdgd_alone(h
     run_grid([RunSpec("hostile.py:SneakyMutate", rounds=60, seed=3), pdgd], shared)
     a, b = alone.load(key)[1].arrays(), shared.load(key)[1].arrays()
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+
+def test_a_plugin_that_unlocks_its_view_is_caught_after_the_run_and_the_next_run_gets_clean_data(hostile, tmp_path):
+    pdgd = RunSpec("pdgd", rounds=60, seed=3)
+    alone = ResultStore(tmp_path / "alone")
+    key = run_grid([pdgd], alone)[0]
+    with pytest.raises(PluginError, match="changed the data of synth-mq fold 1 it was lent read-only"):
+        run_grid([RunSpec("hostile.py:Unlocks", rounds=20, seed=3)], ResultStore(tmp_path / "breached"))
+    after = ResultStore(tmp_path / "after")
+    run_grid([pdgd], after)
+    a, b = alone.load(key)[1].arrays(), after.load(key)[1].arrays()
+    assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
 
 
 def test_a_user_plugin_that_writes_the_labels_is_stopped(hostile, capsys):
