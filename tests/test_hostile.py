@@ -16,6 +16,8 @@ from olr_core.experiments import ResultStore, RunSpec, run_grid
 from olr_core.plugin_guard import read_only_data
 from olr_core.plugins import PluginError
 
+from .test_book import _timing_notebook
+
 ROOT = Path(__file__).resolve().parents[1]
 
 HOSTILE = textwrap.dedent('''
@@ -307,24 +309,14 @@ def test_the_key_hashes_the_helper_modules_a_plugin_imports(tmp_path, monkeypatc
 
 # -- 3. a failed page never overwrites the built one --------------------------------------------------------
 
-def _page(path: Path, body: str) -> None:
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("rounds = 10", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell(body)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, path)
-
-
 @pytest.fixture
 def faulty_book(tmp_path, monkeypatch):
-    """A book of one page that fails when rounds is 13; its built page and an -o target already exist."""
+    """A book of one page that fails when seconds is 13; its built page and an -o target already exist."""
     (tmp_path / "_config.yml").write_text("title: t\n")
     (tmp_path / "notebooks").mkdir()
-    _page(tmp_path / "notebooks" / "bad.ipynb", "if rounds == 13:\n    raise KeyError('the planted fault')")
+    _timing_notebook(tmp_path / "notebooks" / "bad.ipynb", "if seconds == 13:\n    raise KeyError('the planted fault')")
     (tmp_path / "notebooks" / "manifest.yml").write_text(
-        "notebooks:\n  - {notebook: bad.ipynb, profiles: {quick: {}, paper: {}}}\nranges:\n  rounds: {min: 1}\n")
+        "notebooks:\n  - {notebook: bad.ipynb, profiles: {quick: {}, paper: {}}}\nranges:\n  seconds: {min: 1}\n")
     (tmp_path / "book" / "generated").mkdir(parents=True)
     for built in (tmp_path / "book" / "generated" / "bad.ipynb", tmp_path / "x.ipynb"):
         built.write_bytes(b"the built page")
@@ -334,18 +326,18 @@ def faulty_book(tmp_path, monkeypatch):
 
 def test_a_failed_only_page_leaves_the_built_page_unchanged(faulty_book, capsys, monkeypatch):
     monkeypatch.setattr("olr_core.book.compile_shared_kernels", lambda: 0.0)     # (no kernels on this page)
-    assert main(["book", "--only", "bad", "-p", "rounds=13", "--no-build"]) == 1
+    assert main(["book", "--only", "bad", "-p", "seconds=13", "--no-build"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("olr: error: page bad failed") and "KeyError: 'the planted fault'" in err
     assert "Traceback" not in err
     assert (faulty_book / "book" / "generated" / "bad.ipynb").read_bytes() == b"the built page"
     assert not list((faulty_book / "book" / "generated").glob(".*"))          # no temporary file left
-    assert main(["book", "--only", "bad", "-p", "rounds=12", "--no-build"]) == 0      # success replaces it
+    assert main(["book", "--only", "bad", "-p", "seconds=12", "--no-build"]) == 0      # success replaces it
     assert b"How this page was produced" in (faulty_book / "book" / "generated" / "bad.ipynb").read_bytes()
 
 
 def test_a_failed_standalone_notebook_leaves_its_output_unchanged_in_one_line(faulty_book):
-    code, out, err = run_cli(["notebook", "bad", "-p", "rounds=13", "-o", "x.ipynb"], faulty_book)
+    code, out, err = run_cli(["notebook", "bad", "-p", "seconds=13", "-o", "x.ipynb"], faulty_book)
     ours = [line for line in err.splitlines() if not line.startswith("[IPKernelApp]")]   # (the kernel's own log)
     assert code == 1 and len(ours) == 1 and "Traceback" not in err, err
     err = ours[0]
@@ -355,11 +347,11 @@ def test_a_failed_standalone_notebook_leaves_its_output_unchanged_in_one_line(fa
     assert kept.exists()
 
 
-@pytest.mark.parametrize("argv", [["book", "--only", "bad", "-p", "rounds=-1", "--no-build"],
-                                  ["notebook", "bad", "-p", "rounds=0", "-o", "x.ipynb"]])
+@pytest.mark.parametrize("argv", [["book", "--only", "bad", "-p", "seconds=-1", "--no-build"],
+                                  ["notebook", "bad", "-p", "seconds=0", "-o", "x.ipynb"]])
 def test_page_parameters_out_of_their_declared_range_are_refused_before_execution(faulty_book, capsys, argv):
     err = one_line_error(capsys, argv)
-    assert "bad: parameter rounds=" in err and "rounds must be >= 1; nothing was executed" in err
+    assert "bad: parameter seconds=" in err and "seconds must be >= 1; nothing was executed" in err
     assert (faulty_book / "x.ipynb").read_bytes() == b"the built page"
 
 
