@@ -125,7 +125,10 @@ class GuardedRanker:
             raise PluginError(f"{where} shows document {values[counts > 1][0]} {counts.max()} times; a ranking "
                               "lists each document at most once")
         _check_stats(display.stats, where + " (Display.stats)")
-        display.ranking = ranking
+        try:
+            display.ranking = ranking                   # (as an array, whatever sequence it was given as)
+        except AttributeError:                          # (a frozen display of the plug-in's own: kept as it is)
+            pass
         return display
 
     def learn(self, query, display, feedback):
