@@ -406,6 +406,15 @@ def test_a_huge_feature_id_is_refused_without_allocating(tmp_path, capsys):
 UNREADABLE = "not a click log written by olr (a .npz archive"
 
 
+def test_a_feature_matrix_beyond_the_memory_cap_is_refused_before_allocating(tmp_path, monkeypatch):
+    from olr_core.data import letor
+
+    monkeypatch.setattr(letor, "MAX_DENSE_BYTES", 1000)
+    (tmp_path / "wide.txt").write_text("".join(f"1 qid:{i} 1:0.5 200:1\n" for i in range(3)))
+    with pytest.raises(letor.DataFormatError, match="3 documents x 200 features would take 0.0 GB"):
+        letor.parse_letor(tmp_path / "wide.txt")
+
+
 def _log(path: Path, labels, clicks=None) -> str:
     labels = np.asarray(labels)
     np.savez(path, labels=labels, clicks=np.zeros(labels.shape, bool) if clicks is None else clicks)

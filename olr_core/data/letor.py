@@ -24,6 +24,7 @@ PARSER_VERSION = 2
 # Without a declared width, a feature id above this is taken as a corrupt line: the features are stored dense
 # (documents x width), and the LETOR sets have at most 700 (Yahoo!); a data set's spec may declare more.
 MAX_FEATURE_ID = 10_000
+MAX_DENSE_BYTES = 8e9           # a split's dense feature matrix (MSLR-WEB30K's largest: about 2.5 GB)
 # The highest grade any user model's grade table has (the 5-grade tables: 0 .. 4); a label above it would
 # never be clicked, so it is refused with its file and line.
 MAX_GRADE = 4
@@ -140,6 +141,10 @@ def _group_by_query(path, labels, qids, rows, cols, vals, n_features):
     if n == 0:
         raise DataFormatError(f"{path}: no ranking lines found. Is this a LETOR/SVMlight file?")
     width = n_features or (max(cols) + 1 if cols else 1)
+    if n * width * 8 > MAX_DENSE_BYTES:
+        raise DataFormatError(f"{path}: {n:,} documents x {width:,} features would take {n * width * 8 / 1e9:,.1f} GB "
+                              f"stored dense, above the {MAX_DENSE_BYTES / 1e9:g} GB a data set may take here. Check "
+                              "the feature ids for corruption, or split the file")
     dense = np.zeros((n, width))
     dense[np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)] = vals
     qid_arr = np.asarray(qids)
