@@ -113,7 +113,30 @@ def check_overrides(root: Path, entry: dict, overrides: dict) -> dict:
             raise ValueError(f"{page}: parameter {name}={value!r} has the wrong type (expected {kind}, like its "
                              f"default {default!r}); its parameters: "
                              f"{describe_parameters(declared)}")
+    check_ranges(page, overrides, parameter_ranges(root))
     return dict(overrides)
+
+
+def parameter_ranges(root: Path) -> dict[str, dict]:
+    """The manifest's ``ranges``: each page parameter's allowed ``min`` and ``max`` (of a number, or of every
+    number of a list)."""
+    return yaml.safe_load((root / "notebooks" / "manifest.yml").read_text()).get("ranges") or {}
+
+
+def check_ranges(page: str, params: dict, ranges: dict) -> None:
+    """Every value of ``params`` within its declared range, else a one-line error naming the page and option."""
+    for name, value in params.items():
+        bounds = ranges.get(name)
+        numbers = value if isinstance(value, list) else [value]
+        if not bounds or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+            continue
+        low, high = bounds.get("min"), bounds.get("max")
+        bad = [v for v in numbers if (low is not None and v < low) or (high is not None and v > high)]
+        if bad:
+            allowed = " and ".join(s for s in (f">= {low}" if low is not None else "",
+                                               f"<= {high}" if high is not None else "") if s)
+            raise ValueError(f"{page}: parameter {name}={value!r} is out of range: {name} must be {allowed}"
+                             + (" (each value)" if isinstance(value, list) else "") + "; nothing was executed")
 
 
 def regenerate_command(page: str, profile: str, overrides: dict, data_dir: str | None) -> str:
@@ -175,7 +198,6 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
                      data_dir: str | None = None, target: Path | None = None) -> Path:
     """Run one notebook with its profile's parameters (and ``overrides``) into ``book/generated`` or ``target``."""
     import nbformat
-    import papermill
 
     overrides = dict(overrides or {})
     source = root / "notebooks" / entry["notebook"]
@@ -184,19 +206,43 @@ def execute_notebook(root: Path, entry: dict, profile: str, overrides: dict | No
         overrides.setdefault("data_dir", str(data_dir))
     check_overrides(root, entry, overrides)
     target = target or root / "book" / "generated" / source.name
-    target.parent.mkdir(parents=True, exist_ok=True)
     params = {**parameters_for(entry, profile), **overrides}
+    check_ranges(page, params, parameter_ranges(root))
+    target.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    papermill.execute_notebook(str(source), str(target), parameters=params, cwd=str(root / "notebooks"),
-                               progress_bar=False, kernel_name="python3")
-    nb = nbformat.read(target, as_version=4)
+    executed = _execute_to_temporary(source, target, params, root / "notebooks")
+    nb = nbformat.read(executed, as_version=4)
     _for_readers(nb)
     shown_overrides = {k: v for k, v in overrides.items() if k != "data_dir"}
     command = regenerate_command(page, profile, shown_overrides, data_dir)
     nb.cells.insert(provenance_position(nb.cells), _provenance_cell(page, profile, params, overrides,
                                                time.perf_counter() - started, command))
-    nbformat.write(nb, target)
+    nbformat.write(nb, executed)
+    os.replace(executed, target)                     # the built page changes only now, whole
     return target
+
+
+def _execute_to_temporary(source: Path, target: Path, params: dict, cwd: Path) -> Path:
+    """Execute ``source`` into a temporary file beside ``target`` and return it. On failure the built page is
+    left as it was, the failed notebook is kept in the temporary folder for reading, and a
+    :class:`PageFailedError` says in one line which cell raised what and where that notebook is."""
+    import papermill
+
+    executed = target.with_name(f".{target.stem}.{os.getpid()}.executing.ipynb")
+    try:
+        papermill.execute_notebook(str(source), str(executed), parameters=params, cwd=str(cwd),
+                                   progress_bar=False, kernel_name="python3")
+    except papermill.PapermillExecutionError as err:
+        kept = Path(tempfile.mkdtemp(prefix="olr-failed-")) / target.name
+        if executed.exists():
+            os.replace(executed, kept)
+        evalue = " ".join(str(err.evalue).split())
+        raise PageFailedError(f"page {source.stem} failed in cell {err.exec_count}: {err.ename}: {evalue}; "
+                              f"{target} was left as it was; the failed notebook is {kept}") from None
+    except BaseException:
+        executed.unlink(missing_ok=True)
+        raise
+    return executed
 
 
 def read_run_log(path: Path, store=None) -> dict:
@@ -597,7 +643,12 @@ def _execute_requested_page(request: str) -> None:
     """``python -m olr_core.book REQUEST``: execute the one page the JSON ``request`` names (the driver's
     :class:`_PageProcess`)."""
     asked = json.loads(request)
-    execute_notebook(Path(asked["root"]), asked["entry"], asked["profile"], asked["overrides"], asked["data_dir"])
+    try:
+        execute_notebook(Path(asked["root"]), asked["entry"], asked["profile"], asked["overrides"],
+                         asked["data_dir"])
+    except (PageFailedError, ValueError) as failed:
+        print(failed, flush=True)                     # (the driver shows it; one line, no traceback)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

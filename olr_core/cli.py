@@ -93,6 +93,9 @@ def cmd_run(args) -> int:
     from .experiments import ResultStore, RunSpec, execute, spec_key
     from .experiments.runner import data_fingerprint
 
+    if args.click_log and not args.click_log.endswith(".npz"):
+        raise ValueError(f"option --click-log {args.click_log}: the log is a numpy archive; name a .npz file "
+                         f"(e.g. {args.click_log.rpartition('.')[0] or args.click_log}.npz)")
     library = get_spec(args.dataset).library
     if args.rounds is None:             # a library stream is played whole; other data: 1,000 rounds
         args.rounds = load_library(args.dataset, args.data_dir).n_queries if library else 1000
@@ -105,6 +108,8 @@ def cmd_run(args) -> int:
     if not args.no_store and store.verified(key) and not args.click_log:
         _, trace = store.load(key)
     else:
+        if not args.no_store:
+            store.require_writable(1)
         trace = execute(spec, args.data_dir, click_log=args.click_log)
         if not args.no_store:
             store.save(key, spec, trace, data_fingerprint(spec.dataset, spec.fold, args.data_dir))
@@ -122,9 +127,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_grid(args) -> int:
+    from .budget import require_approval
     from .experiments import ResultStore, run_grid, summary_frame
-    from .experiments.spec import load_and_expand
+    from .experiments.spec import grid_plan, load_and_expand, load_grid
 
+    require_approval(grid_plan(load_grid(args.file), args.jobs), args.yes, f"grid {args.file}")
     specs = load_and_expand(args.file)                 # the whole grid is checked before any run starts
     store = ResultStore(args.results)
     run_grid(specs, store, jobs=args.jobs, dask=args.dask, data_dir=args.data_dir)
@@ -138,9 +145,12 @@ def cmd_grid(args) -> int:
 
 
 def cmd_claims(args) -> int:
+    from .budget import require_approval
     from .experiments import ResultStore
-    from .reproductions.verdicts import claim_records
+    from .reproductions.verdicts import claim_records, claims_plan
 
+    plan = claims_plan(args.paper, args.profile, args.data_dir, args.seeds, args.with_rankers or (), args.jobs)
+    require_approval(plan, args.yes, f"olr claims {args.paper or '(every paper)'} --profile {args.profile}")
     records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
                             seeds=args.seeds, rankers=args.with_rankers or ())
     if args.json:
@@ -174,6 +184,8 @@ def cmd_store(args) -> int:
         print(f"  set aside now: {sentence}")
     for path in report["quarantined"]:
         print(f"  quarantined: {path}")
+    for sentence in report["leftovers"]:
+        print(f"  {sentence}")
     return 0
 
 
@@ -196,8 +208,10 @@ def cmd_fit(args) -> int:
     """Fit click models to a click log and score them (on a held-out half with --holdout)."""
     from .click_fitting import DEFAULT_FITS, ClickLog, evaluate, fit, parameter_table
 
-    log = ClickLog.load(args.log)
+    log = ClickLog.load(args.log).require_sessions(args.log)
     train, test = log.split(0.5) if args.holdout else (log, log)
+    if args.holdout:
+        train.require_sessions(f"{args.log} (its first half)"), test.require_sessions(f"{args.log} (its second half)")
     rows = {}
     for family in args.model or DEFAULT_FITS:
         model = fit(family, train)
@@ -217,10 +231,14 @@ def cmd_fit(args) -> int:
 
 
 def cmd_notebook(args) -> int:
-    from .book import standalone_notebook
+    from .book import PageFailedError, standalone_notebook
 
-    path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
-                               args.data_dir)
+    try:
+        path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
+                                   args.data_dir)
+    except PageFailedError as failed:
+        print(f"olr: error: {failed}", file=sys.stderr)
+        return 1
     print(path)
     return 0
 
@@ -291,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     grid.add_argument("--dask", default=None, help="Dask scheduler address, or 'local' for a LocalCluster")
     grid.add_argument("--data-dir", default=None)
     grid.add_argument("--results", default=None)
+    grid.add_argument("--yes", action="store_true", help="start a grid beyond the budget (olr_core.budget.LIMITS)")
     grid.set_defaults(func=cmd_grid)
 
     claims = sub.add_parser("claims", help="does it reproduce? every claim of a paper with its verdict")
@@ -306,6 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="your own ranker (package.module:Class or file.py:Class, default parameters) joins the "
                              "paper's experiments and every claim is judged with it (repeatable)")
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
+    claims.add_argument("--yes", action="store_true",
+                        help="start a request beyond the budget (runs, CPU hours, memory: olr_core.budget.LIMITS)")
     claims.set_defaults(func=cmd_claims)
 
     store = sub.add_parser("store", help="the results store: check")
@@ -375,8 +396,9 @@ def main(argv=None) -> int:
     warnings.formatwarning = _one_line_warning
     try:
         return args.func(args)
-    except (KeyError, ValueError, TypeError, FileNotFoundError, ConnectionError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    except (KeyError, ValueError, TypeError, OSError, MemoryError) as err:        # (OSError: files, disks, network)
+        message = err.args[0] if isinstance(err, KeyError) and err.args else \
+            "out of memory (MemoryError); ask for fewer rounds, seeds or jobs" if isinstance(err, MemoryError) else err
         print(f"olr: error: {message}", file=sys.stderr)
         return 2
 

@@ -51,6 +51,7 @@ class ClickLog:
         if labels.ndim != 2 or labels.shape != clicks.shape:
             raise ValueError(f"click log: labels and clicks must be two arrays of one shape (sessions x cutoff), "
                              f"got {labels.shape} and {clicks.shape}")
+        labels, clicks = _integer_grades(labels), _boolean_clicks(clicks)
         if np.any(clicks & (labels < 0)):
             raise ValueError("click log: a click on a position past the end of its list (grade -1)")
         ended = labels < 0
@@ -62,6 +63,13 @@ class ClickLog:
     @property
     def sessions(self) -> int:
         return len(self.labels)
+
+    def require_sessions(self, what: str = "click log") -> ClickLog:
+        """This log, or a one-line error when no session shows a document (nothing to fit)."""
+        if not self.sessions or not (self.labels >= 0).any():
+            raise ValueError(f"{what}: no session shows a document ({self.sessions} session(s), every grade -1); "
+                             "a log to fit needs shown lists (olr run --click-log FILE.npz writes one)")
+        return self
 
     @property
     def max_grade(self) -> int:
@@ -79,13 +87,55 @@ class ClickLog:
 
     @classmethod
     def load(cls, path) -> ClickLog:
+        """The log stored at ``path``; a one-line error naming the file when it is missing, not a .npz archive,
+        truncated, lacks an array, or holds grades or clicks outside the log's contract."""
         path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"click log {path} does not exist")
         try:
-            with np.load(path) as stored:
-                return cls(stored["labels"], stored["clicks"])
-        except (OSError, ValueError, KeyError) as error:
-            raise ValueError(f"{path}: not a click log written by olr (arrays 'labels' and 'clicks'): "
-                             f"{error}") from None
+            with np.load(path, allow_pickle=False) as stored:
+                missing = [k for k in ("labels", "clicks") if k not in getattr(stored, "files", ())]
+                if not hasattr(stored, "files") or missing:
+                    raise KeyError(f"it has no array {', '.join(missing) or 'labels, clicks'}")
+                labels, clicks = stored["labels"], stored["clicks"]
+        except KeyError as error:
+            raise ValueError(f"{path}: not a click log written by olr ({error.args[0]})") from None
+        except Exception:                      # (truncated, empty, text, pickled: numpy's own words do not help)
+            raise ValueError(f"{path}: not a click log written by olr (a .npz archive with arrays 'labels' and "
+                             "'clicks', as olr run --click-log FILE.npz writes); the file is truncated or of another "
+                             "kind") from None
+        try:
+            return cls(labels, clicks)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+
+
+MAX_LOG_GRADE = 4          # the grade tables of the user models: 0 .. 4
+
+
+def _integer_grades(labels: np.ndarray) -> np.ndarray:
+    """Grades as integers in -1 (past the list) .. 4, else a one-line error (a float grade is never truncated)."""
+    if labels.dtype == bool or not np.issubdtype(labels.dtype, np.number):
+        raise ValueError(f"click log: grades must be integers, got dtype {labels.dtype}")
+    if not np.issubdtype(labels.dtype, np.integer):
+        fractional = labels[~np.isfinite(labels) | (labels != np.round(labels))]
+        if len(fractional):
+            raise ValueError(f"click log: grade {fractional[0]} is not an integer; grades are 0 .. {MAX_LOG_GRADE}, "
+                             "-1 past a list's end")
+    outside = labels[(labels < -1) | (labels > MAX_LOG_GRADE)]
+    if len(outside):
+        raise ValueError(f"click log: grade {outside[0]:g} is outside -1 .. {MAX_LOG_GRADE} (grades 0 .. "
+                         f"{MAX_LOG_GRADE} of the user models' tables, -1 past a list's end)")
+    return labels.astype(np.int64)
+
+
+def _boolean_clicks(clicks: np.ndarray) -> np.ndarray:
+    """Clicks as booleans (0/1 taken as such), else a one-line error."""
+    if clicks.dtype == bool:
+        return clicks
+    if not np.issubdtype(clicks.dtype, np.number) or not np.isin(clicks, (0, 1)).all():
+        raise ValueError("click log: clicks must be True/False (or 0/1)")
+    return clicks.astype(bool)
 
 
 def random_lists(data, sessions: int, rng: np.random.Generator, cutoff: int = 10) -> np.ndarray:

@@ -631,14 +631,20 @@ def parse_user_name(name: str) -> UserName:
         raise ValueError(f"unknown click model {head!r} in {name!r}; valid: {', '.join(FAMILIES)} (with "
                          f":preset, :key=value, +noise=EPS), perfect, navigational, informational")
     family = FAMILIES[head]
-    preset, params = family.default_preset, {}
+    preset, params, named = family.default_preset, {}, set()
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
         if not eq:
             if key not in family.presets:
                 raise ValueError(f"user {name!r}: unknown {head} preset {key!r}; valid: {', '.join(family.presets)}")
+            if named:
+                raise ValueError(f"user {name!r} names two presets ({', '.join([*named, key])}); name one")
             preset = key
+            named.add(key)
             continue
+        if key in params:
+            raise ValueError(f"user {name!r} gives {key} twice ({params[key]:g} and {value}); give each parameter "
+                             "once")
         if key not in family.params:
             valid = ", ".join(family.params) or "none"
             raise ValueError(f"user {name!r}: unknown {head} parameter {key!r}; valid: {valid}")

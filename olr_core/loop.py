@@ -201,7 +201,7 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
         scores = ranker.score(evaluation_data)
         _require_finite(ranker, scores, t)
         offline.append(evaluator(scores, streams["evaluation"]))
-        w = ranker.weights() if reference_weights is not None else None
+        w = ranker.weights() if reference_weights is not None and hasattr(ranker, "weights") else None
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
 
@@ -221,7 +221,7 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
 
 def _require_finite(ranker, scores: np.ndarray, t: int) -> None:
     """Stop the run when the model's scores (or weights) are no longer finite numbers."""
-    weights = ranker.weights()
+    weights = ranker.weights() if hasattr(ranker, "weights") else None      # (weights() is optional)
     total = float(np.add.reduce(scores, axis=None)) + (0.0 if weights is None else float(np.add.reduce(weights)))
     if np.isfinite(total) or (np.isfinite(scores).all() and (weights is None or np.isfinite(weights).all())):
         return                                       # (a finite sum is the cheap common case)

@@ -4,8 +4,10 @@ A name with a colon is an import reference: ``package.module:Name`` (a module on
 ``path/to/file.py:Name`` (a file, relative to the working directory). Installed packages can also
 register short names through the entry point groups ``olr_core.rankers`` and ``olr_core.users``, so
 ``pip install olr-mymethod`` makes ``-a mymethod`` work. A run of an external class is keyed by its
-reference, its parameters and a hash of its module's source (:func:`source_hash`), so a changed
-method is never served a stale result; the hash is part of the run's stored spec.
+reference, its parameters and a hash of its module's source and of the modules of the researcher's own
+code it imports at module level (:func:`source_hash`, :func:`own_modules`), so a changed method or helper
+is never served a stale result; the hash is part of the run's stored spec. A plug-in runs behind
+:mod:`olr_core.plugin_guard`: read-only data, every returned value checked, its errors reported in one line.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import sysconfig
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -82,14 +85,49 @@ def resolve(name: str, group: str) -> str | None:
 
 
 def source_hash(obj) -> str:
-    """A hash of the source file of the module that defines ``obj`` (a class or a function); for a class
-    defined in a notebook cell or an interactive session (no file), a hash of its methods' compiled code."""
+    """A hash of the source of the module that defines ``obj`` (a class or a function) and of every module of
+    the researcher's own code it imports at module level, directly or through those (:func:`own_modules`);
+    for a class defined in a notebook cell or an interactive session (no file), a hash of its methods'
+    compiled code. A module with no helper of its own hashes as its file alone."""
     module = inspect.getmodule(obj)
     try:
         source = Path(inspect.getsourcefile(module)).read_bytes()
     except (TypeError, OSError):
-        source = _compiled_code(obj)
-    return hashlib.sha256(source).hexdigest()[:12]
+        return hashlib.sha256(_compiled_code(obj)).hexdigest()[:12]
+    h = hashlib.sha256(source)
+    for helper in own_modules(module)[1:]:
+        h.update(b"\0" + helper.__name__.encode() + b"\0" + Path(helper.__file__).read_bytes())
+    return h.hexdigest()[:12]
+
+
+@functools.cache
+def _not_own_roots() -> tuple[str, ...]:
+    """Folders of code that is not the researcher's: the Python library, installed packages, olr_core."""
+    paths = sysconfig.get_paths()
+    library = {str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(sorted(library)) + (str(Path(__file__).resolve().parent),)
+
+
+def is_own_code(path: str | None) -> bool:
+    """``path`` is a file of the researcher's own code (not the Python library, an installed package, olr_core)."""
+    if not path or path.startswith("<"):
+        return False
+    resolved = str(Path(path).resolve())
+    return not (resolved.startswith(_not_own_roots()) or "site-packages" in resolved or "dist-packages" in resolved)
+
+
+def own_modules(module) -> list:
+    """``module`` and the modules of the researcher's own code it imports at module level (``import helper``,
+    ``from helper import f``, ``from . import sub``), followed transitively, in a fixed order. Imports made
+    inside a function only when it runs are not seen."""
+    found, todo = [module], [module]
+    while todo:
+        for value in list(vars(todo.pop()).values()):
+            other = value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+            if other is not None and other not in found and is_own_code(getattr(other, "__file__", None)):
+                found.append(other)
+                todo.append(other)
+    return [module] + sorted(found[1:], key=lambda m: m.__name__)
 
 
 def _compiled_code(obj) -> bytes:

@@ -9,12 +9,17 @@ from pathlib import Path
 
 
 def quarantine_file(path: Path, folder: Path, reason: str, then: str = "it will be recomputed",
-                    quiet: bool = False) -> Path:
+                    quiet: bool = False) -> str:
     """Move ``path`` into ``folder`` (kept for inspection), say so on stderr (unless ``quiet``: the caller
-    reports it), return where it went."""
-    folder.mkdir(parents=True, exist_ok=True)
+    reports it), return where it went as words: ``moved to PATH``, or ``left in place (...)`` when the folder
+    cannot be written (a read-only store: the file is still never used)."""
     target = folder / f"{path.name}.{time.strftime('%Y%m%d-%H%M%S')}.{time.time_ns() % 10**9:09d}.{os.getpid()}"
-    os.replace(path, target)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        where = f"moved to {target}"
+    except OSError as err:
+        where = f"left in place (it could not be moved to {folder}: {err.strerror or err})"
     if not quiet:
-        print(f"olr: warning: {path} could not be read ({reason}); moved to {target}; {then}", file=sys.stderr)
-    return target
+        print(f"olr: warning: {path} could not be read ({reason}); {where}; {then}", file=sys.stderr)
+    return where

@@ -239,7 +239,9 @@ def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff:
         return ChoiceUser()
     external = external_user(name)
     if external is not None:
-        return external(max_grade=max_grade, cutoff=cutoff, **params)
+        from .plugin_guard import GuardedUser, build_plugin
+
+        return GuardedUser(build_plugin(external, name, "user", max_grade=max_grade, cutoff=cutoff, **params), name)
     raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}")
 
 

@@ -16,11 +16,18 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import WriteError, warn_once, write_atomically
 from ..quarantine import quarantine_file
 from .ranking_data import RankingData
 
 PARSER_VERSION = 2
-MAX_FEATURE_ID = 1_000_000      # without a declared width, a larger id is taken as a corrupt line
+# Without a declared width, a feature id above this is taken as a corrupt line: the features are stored dense
+# (documents x width), and the LETOR sets have at most 700 (Yahoo!); a data set's spec may declare more.
+MAX_FEATURE_ID = 10_000
+MAX_DENSE_BYTES = 8e9           # a split's dense feature matrix (MSLR-WEB30K's largest: about 2.5 GB)
+# The highest grade any user model's grade table has (the 5-grade tables: 0 .. 4); a label above it would
+# never be clicked, so it is refused with its file and line.
+MAX_GRADE = 4
 
 
 class DataFormatError(ValueError):
@@ -63,7 +70,7 @@ def _fail(path, lineno, what, fix):
     raise DataFormatError(f"{path}, line {lineno}: {what}. {fix}")
 
 
-def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
+def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None, max_grade: int | None = None):
     labels, qids, rows, cols, vals = [], [], [], [], []
     for lineno, line in enumerate(lines, start=1):
         tokens = line.split()
@@ -74,9 +81,14 @@ def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
         except ValueError:
             _fail(path, lineno, f"relevance label {tokens[0]!r} is not a number",
                   "Each line must start with an integer relevance grade such as 0, 1 or 2")
-        if not math.isfinite(label) or label != int(label) or label < 0 or label > 1000:
+        if not math.isfinite(label) or label != int(label) or label < 0:
             _fail(path, lineno, f"relevance label {tokens[0]!r} is not a non-negative integer grade",
                   "Use integer grades 0, 1, 2, ...")
+        top = MAX_GRADE if max_grade is None else max_grade
+        if label > top:
+            _fail(path, lineno, f"relevance label {tokens[0]} is above the highest grade {top} "
+                  + ("of the data set" if max_grade is not None else "of the user models' grade tables (0 .. 4)"),
+                  "Map the grades to 0 .. 4 in the file (e.g. by rank of the grade), or fix the line")
         rest = tokens[1:]
         if has_qid:
             if not rest or not rest[0].startswith("qid:"):
@@ -108,8 +120,10 @@ def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None):
             if n_features is not None and fid_i > n_features:
                 _fail(path, lineno, f"feature id {fid_i} exceeds the declared {n_features} features",
                       "Check that the file belongs to this data set, or raise n_features")
-            if fid_i > MAX_FEATURE_ID:
-                _fail(path, lineno, f"feature id {fid_i} is implausibly large", "Check the line for corruption")
+            if n_features is None and fid_i > MAX_FEATURE_ID:
+                _fail(path, lineno, f"feature id {fid_i} is above {MAX_FEATURE_ID:,}, the most features a data set "
+                      "without a declared width may have (they are stored dense)",
+                      "Check the line for corruption, or renumber the features 1, 2, ...")
             if fid_i in seen:
                 _fail(path, lineno, f"feature id {fid_i} appears twice on the line",
                       "Each feature may be given once per document; remove the duplicate")
@@ -127,6 +141,10 @@ def _group_by_query(path, labels, qids, rows, cols, vals, n_features):
     if n == 0:
         raise DataFormatError(f"{path}: no ranking lines found. Is this a LETOR/SVMlight file?")
     width = n_features or (max(cols) + 1 if cols else 1)
+    if n * width * 8 > MAX_DENSE_BYTES:
+        raise DataFormatError(f"{path}: {n:,} documents x {width:,} features would take {n * width * 8 / 1e9:,.1f} GB "
+                              f"stored dense, above the {MAX_DENSE_BYTES / 1e9:g} GB a data set may take here. Check "
+                              "the feature ids for corruption, or split the file")
     dense = np.zeros((n, width))
     dense[np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)] = vals
     qid_arr = np.asarray(qids)
@@ -169,7 +187,8 @@ def parse_letor(path, n_features: int | None = None, max_grade: int | None = Non
     has_qid = group_file is None
     try:
         with _open_bytes(path) as fh:
-            labels, qids, rows, cols, vals = _parse_lines(path, _text_lines(path, fh), has_qid, n_features)
+            labels, qids, rows, cols, vals = _parse_lines(path, _text_lines(path, fh), has_qid, n_features,
+                                                          max_grade)
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise DataFormatError(f"{path}: the gzip stream is truncated or corrupt ({err}). Download or compress the "
                               "file again (gzip -t checks it)") from None
@@ -177,8 +196,6 @@ def parse_letor(path, n_features: int | None = None, max_grade: int | None = Non
         qids = _read_groups(path, group_file, len(labels))
     feats, labs, offsets, qid_arr = _group_by_query(path, labels, qids, rows, cols, vals, n_features)
     top = int(labs.max())
-    if max_grade is not None and top > max_grade:
-        raise DataFormatError(f"{path}: label {top} exceeds the data set's highest grade {max_grade}")
     return RankingData(feats, labs, offsets, qid_arr.astype(str), max_grade if max_grade is not None else top,
                        path.name)
 
@@ -203,16 +220,19 @@ def cached_data(key: str, name: str, build) -> RankingData:
     """``build()``'s data set, kept in the cache directory under ``key`` (which must change whenever
     the data would); an unreadable cache file is set aside and the data built again."""
     cached = cache_dir() / f"{key}.npz"
-    if cached.exists():
+    if cached.is_file():
         data = _load_cached(cached, name, key)
         if data is not None:
             return data
     data = build()
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, features=data.features, labels=data.labels, offsets=data.offsets, qids=data.qids,
-             max_grade=data.max_grade, cache_key=np.array(key))
-    os.replace(tmp, cached)
+    try:
+        write_atomically(cached, lambda tmp: np.savez(tmp, features=data.features, labels=data.labels,
+                                                      offsets=data.offsets, qids=data.qids, max_grade=data.max_grade,
+                                                      cache_key=np.array(key)),
+                         "the parse cache", "data files are parsed again each time (set OLR_CACHE_DIR to a "
+                         "writable folder to keep them)")
+    except WriteError as err:                     # (a cache: the data are right without it)
+        warn_once(str(err))
     return data
 
 

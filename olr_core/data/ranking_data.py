@@ -151,7 +151,7 @@ class Fold:
 
     @property
     def max_grade(self) -> int:
-        return max(self.train.max_grade, self.test.max_grade)
+        return max(self.train.max_grade, self.vali.max_grade, self.test.max_grade)
 
     def fingerprint(self) -> str:
         return "-".join(s.fingerprint()[:8] for s in (self.train, self.vali, self.test))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -174,25 +175,62 @@ def _own_spec(name: str) -> DatasetSpec | None:
 def _own_fold(spec: DatasetSpec, fold: int) -> Fold:
     """A fold of your data: the function's value, or the folder's files (feature width from the train split)."""
     if spec.layout == "python":
-        value = load_reference(spec.name, "data set")(fold)
-        if isinstance(value, Fold):
-            return value
-        if not isinstance(value, RankingData):
-            raise ValueError(f"data set {spec.name}: the function returned {type(value).__name__}; return a Fold or "
-                             "a RankingData (olr_core.data)")
-        n = value.n_queries
-        cut = [0, int(0.6 * n), int(0.8 * n), n]
-        return Fold(spec.name, fold, *(value.subset(range(a, b)) for a, b in zip(cut, cut[1:])))
+        return _grades_in_tables(spec.name, _plugin_fold(spec, fold))
     base = Path(spec.dirnames[0])
     folder = base / f"Fold{fold}" if spec.layout == "folds" else base
     if spec.layout == "subsets":
         subsets = {i: read_letor(_require(base, f"S{i}.txt", spec)) for i in range(1, 6)}
         width = max(s.n_features for s in subsets.values())
         subsets = {i: read_letor(_require(base, f"S{i}.txt", spec), n_features=width) for i in range(1, 6)}
-        return fold_from_subsets(spec.name, fold, subsets)
+        return one_grade_scale(fold_from_subsets(spec.name, fold, subsets))
     train = read_letor(_require(folder, "train.txt", spec))
     vali, test = (read_letor(_require(folder, f, spec), n_features=train.n_features) for f in ("vali.txt", "test.txt"))
-    return Fold(spec.name, fold, train, vali, test)
+    return one_grade_scale(Fold(spec.name, fold, train, vali, test))
+
+
+def _plugin_fold(spec: DatasetSpec, fold: int) -> Fold:
+    """Fold ``fold`` of a data plug-in (a function returning a Fold, or a RankingData split 60/20/20)."""
+    from ..plugin_guard import failure_message
+
+    function = load_reference(spec.name, "data set")
+    try:
+        value = function(fold)
+    except Exception as err:                    # (the plug-in's own error, in one line naming it)
+        raise ValueError(failure_message("data set", spec.name, "call", err)) from None
+    if isinstance(value, Fold):
+        return value
+    if not isinstance(value, RankingData):
+        raise ValueError(f"data set {spec.name}: the function returned {type(value).__name__}; return a Fold or "
+                         "a RankingData (olr_core.data)")
+    n = value.n_queries
+    cut = [0, int(0.6 * n), int(0.8 * n), n]
+    return Fold(spec.name, fold, *(value.subset(range(a, b)) for a, b in zip(cut, cut[1:])))
+
+
+def _grades_in_tables(name: str, fold: Fold) -> Fold:
+    """A data plug-in's fold, its grades checked against the user models' grade tables (0 .. 4)."""
+    from .letor import MAX_GRADE
+
+    for split in ("train", "vali", "test"):
+        labels = getattr(fold, split).labels
+        outside = labels[(labels < 0) | (labels > MAX_GRADE)]
+        if len(outside):
+            raise ValueError(f"data set {name}: its {split} split has grade {outside[0]}; grades must be integers "
+                             f"0 .. {MAX_GRADE} (the user models' grade tables)")
+    return one_grade_scale(fold)
+
+
+def one_grade_scale(fold: Fold) -> Fold:
+    """``fold`` with every split on the data set's grade scale: the highest grade of all its splits (in the
+    LETOR layout each fold holds every document), so that no single file chooses the users' grade table."""
+    top = max(s.max_grade for s in (fold.train, fold.vali, fold.test))
+    if fold.train.max_grade < top:
+        higher = [s for s in ("vali", "test") if getattr(fold, s).max_grade == top]
+        warnings.warn(f"{fold.name}: grade {top} appears in the {' and '.join(higher)} split(s) but not in train "
+                      f"(highest {fold.train.max_grade}); the users take the data set's grade table (0 .. {top}); if "
+                      "that grade is a typo, fix it in the file", DataWarning, stacklevel=2)
+    return dataclasses.replace(fold, **{s: dataclasses.replace(getattr(fold, s), max_grade=top, _padded={})
+                                        for s in ("train", "vali", "test")})
 
 
 def resolve_data_dir(data_dir=None) -> Path:

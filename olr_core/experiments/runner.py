@@ -13,6 +13,8 @@ import numpy as np
 from ..data.registry import get_spec, load_fold, load_library
 from ..library_loop import run_library
 from ..loop import NonFiniteModelError, RunTrace, run_online
+from ..plugin_guard import GuardedRanker, GuardedUser
+from ..plugins import PluginError
 from ..rankers import make_ranker
 from ..users import make_user
 from .spec import RunSpec
@@ -51,12 +53,28 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None, click_log
     try:
         trace = run_online(ranker, fold, user, int(spec.rounds), spec.seed, spec.eval_every, spec.cutoff, ref,
                            progress, spec.eval_split, audit=spec.audit)
+        if isinstance(ranker, GuardedRanker) or isinstance(user, GuardedUser):
+            _require_unchanged(fold, spec, data_dir)
         if click_log is not None:
             user.log().save(click_log)
         return trace
     except NonFiniteModelError as err:
         raise NonFiniteModelError(f"{spec.label()} on {spec.dataset} fold {spec.fold}, seed {spec.seed}: "
                                   f"{err.args[0].partition(': ')[2]}") from None
+
+
+def _require_unchanged(fold, spec: RunSpec, data_dir) -> None:
+    """After a plug-in's run: the data it was lent read-only are as they were (a plug-in could switch a view's
+    ``writeable`` flag back on); else the process forgets its copy and the run is refused, naming the plug-in."""
+    if fold.fingerprint() == data_fingerprint(spec.dataset, spec.fold, data_dir):
+        return
+    from ..data.registry import _cached_fold
+
+    _cached_fold.cache_clear()
+    data_fingerprint.cache_clear()
+    raise PluginError(f"{spec.label()} with user {spec.click_model} changed the data of {spec.dataset} fold "
+                      f"{spec.fold} it was lent read-only (it switched a view's writeable flag back on?); the run "
+                      "is discarded and the data will be read again; copy an array before writing into it")
 
 
 class RecordingUser:
@@ -131,6 +149,8 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     keys = [spec_key(s, data_dir) for s in specs]
     todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
     todo = list({spec_key(s, data_dir): s for s in todo}.values())   # identical specs run once
+    if todo:
+        store.require_writable(len(todo))
     bar = _progress_bar(len(todo), "runs", progress)
     for spec, trace, fingerprint, cpu_seconds in _iterate(todo, jobs, dask, data_dir):
         if isinstance(trace, NonFiniteModelError):

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from .. import __version__
+from ..budget import check_rounds
 from ..data.registry import get_spec
 from ..params import FLAG, Param, ParameterError, at_least, choice, yaml_load
 from ..plugins import USER_GROUP, registered, source_hash
@@ -28,7 +29,7 @@ from ..rankers import (
 from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user, is_click_model_name
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
-                     "quarantine.py", "browsercheck.py", "names.py"}
+                     "quarantine.py", "browsercheck.py", "names.py", "budget.py"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,6 +88,7 @@ class RunSpec:
                                  f"vector of an offline fit, and {self.reference} has none before it learns online; "
                                  f"use one of {', '.join(REFERENCE_ALGORITHMS)}")
         _check_feedback(self.algorithm, checked, self.click_model, self.cutoff)
+        check_rounds(self.rounds)
         fields = {**SPEC_FIELDS, "fold": Param("int", 1, spec.n_folds)}
         for name, declared in fields.items():
             object.__setattr__(self, name, declared.check(name, getattr(self, name)))
@@ -221,6 +223,24 @@ def expand_grid(grid: dict) -> list[RunSpec]:
             _as_list(grid.get("click_models", "navigational")), seeds):
         runs.append(RunSpec(algo["name"], dataset, fold, click, seed=seed, params=dict(algo["params"]), **common))
     return runs
+
+
+def grid_plan(grid: dict, jobs: int = 1):
+    """What a grid would run, counted from its lists without describing a run (see :mod:`olr_core.budget`)."""
+    from ..budget import Plan
+    from .runner import worker_count
+
+    def count(key, default):
+        value = grid.get(key, default)
+        return len(value) if isinstance(value, list) else 1
+
+    seeds = grid.get("seeds", 1)
+    n_seeds = len(seeds) if isinstance(seeds, list) else seeds if isinstance(seeds, int) and seeds > 0 else 1
+    runs = count("algorithms", []) * count("datasets", "synth-mq") * count("folds", 1) * \
+        count("click_models", "navigational") * n_seeds
+    rounds = grid.get("rounds", RunSpec.__dataclass_fields__["rounds"].default)
+    rounds = rounds if isinstance(rounds, int) and rounds > 0 else 0
+    return Plan(runs, runs * rounds, rounds, worker_count(jobs))
 
 
 def load_grid(path) -> dict:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from ..cache import cached_array, default_store_dir  # noqa: F401  (re-exported: the store's own folder)
+from ..cache import WriteError, cached_array, default_store_dir, why, write_atomically  # noqa: F401  (re-exported)
 from ..library_loop import LibraryTrace
 from ..loop import RunTrace
 from ..quarantine import quarantine_file
@@ -24,6 +25,20 @@ from .spec import RunSpec
 QUARANTINE = "quarantine"
 # The parameters that change what a round computes (not its step sizes): a run's cost is told by them.
 COST_PARAMETERS = ("multileave", "credit_samples", "n_candidates", "width", "hidden", "uncertainty", "training")
+
+
+STORE_FIX = "free space, or name a writable store with --results (or OLR_RESULTS_DIR); the runs stored so far are kept"
+
+
+def _alive(pid: int) -> bool:
+    """A process ``pid`` runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class CorruptResultError(ValueError):
@@ -81,15 +96,39 @@ class ResultStore:
         if spec.key(data_fingerprint) != key:
             raise ValueError(f"refusing to store a run of {spec.label()} under key {key}: its spec and data give "
                              f"{spec.key(data_fingerprint)}")
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         meta = json.dumps({"spec": spec.canonical(), "data": data_fingerprint, "seconds": trace.seconds,
                            **({"cpu_seconds": cpu_seconds} if cpu_seconds is not None else {})}, default=str)
-        tmp = path.with_name(f"{key}.{os.getpid()}.tmp.npz")
-        np.savez_compressed(tmp, __meta__=np.array(meta), **trace.arrays())
-        os.replace(tmp, path)
+        path = write_atomically(self.path(key), lambda tmp: np.savez_compressed(tmp, __meta__=np.array(meta),
+                                                                                **trace.arrays()),
+                                f"the run {spec.label()} ({key})", STORE_FIX)
         log_run_event("computed", key)
         return path
+
+    def require_writable(self, missing: int) -> None:
+        """Before ``missing`` runs are computed: the store can take them, else one line saying so (a read-only
+        store still serves the runs it holds)."""
+        probe = self.root / f".write-probe.{os.getpid()}"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as err:
+            raise WriteError(err.errno, f"the results store {self.root} cannot be written ({why(err)}): the "
+                             f"{missing} run(s) missing from it would be computed and lost; {STORE_FIX}") from None
+
+    def leftovers(self, older_than: float = 3600.0) -> list[Path]:
+        """Temporary files of writes that never finished: their process is gone, or they are older than
+        ``older_than`` seconds (a write in progress is left alone)."""
+        now, found = time.time(), []
+        for path in self.root.glob("*/*.tmp.npz"):
+            pid = path.name.split(".")[-3]
+            try:
+                gone = not pid.isdigit() or not _alive(int(pid)) or now - path.stat().st_mtime > older_than
+            except FileNotFoundError:
+                continue                                  # (finished meanwhile)
+            if gone:
+                found.append(path)
+        return found
 
     def load(self, key: str, quiet: bool = False) -> tuple[dict, RunTrace]:
         """The stored run; a :class:`CorruptResultError` (file quarantined) when it cannot be read or holds
@@ -108,8 +147,8 @@ class ResultStore:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
             reason = err.args[0] if isinstance(err, KeyError) and err.args else f"{type(err).__name__}: {err}"
-            target = quarantine_file(path, self.root / QUARANTINE, reason, quiet=quiet)
-            raise CorruptResultError(f"stored result {path} could not be used ({reason}); moved to {target}. "
+            where = quarantine_file(path, self.root / QUARANTINE, reason, quiet=quiet)
+            raise CorruptResultError(f"stored result {path} could not be used ({reason}); {where}. "
                                      "Run the grid or command again to recompute it") from None
         return meta, trace
 
@@ -138,4 +177,12 @@ class ResultStore:
                 now.append(str(err))
         quarantined = sorted(str(p) for p in (self.root / QUARANTINE).glob("*")) if (self.root / QUARANTINE).is_dir() \
             else []
-        return {"store": str(self.root), "readable": ok, "set_aside_now": now, "quarantined": quarantined}
+        removed = []
+        for path in self.leftovers():
+            try:
+                path.unlink()
+                removed.append(f"removed {path} (an unfinished write)")
+            except OSError as err:
+                removed.append(f"{path} is an unfinished write; it could not be removed ({why(err)})")
+        return {"store": str(self.root), "readable": ok, "set_aside_now": now, "quarantined": quarantined,
+                "leftovers": removed}

@@ -142,8 +142,14 @@ def external_source(name: str) -> str:
 
 
 def make_ranker(name: str, **params) -> Ranker:
-    """Instantiate algorithm ``name``; unknown or out-of-range parameters raise a ``ParameterError``."""
-    return get_algorithm(name)(**check_parameters(name, params))
+    """Instantiate algorithm ``name``; unknown or out-of-range parameters raise a ``ParameterError``. A plug-in
+    (not built in) comes behind :class:`olr_core.plugin_guard.GuardedRanker`: read-only data, checked results."""
+    from ..plugin_guard import build_plugin, guard_ranker
+
+    factory, checked = get_algorithm(name), check_parameters(name, params)
+    if not is_external(name):
+        return factory(**checked)
+    return guard_ranker(build_plugin(factory, name, "ranker", **checked), name)
 
 
 __all__ = ["ALGORITHMS", "LIBRARY_ALGORITHMS", "REFERENCE_ALGORITHMS", "BaseRanker", "Display", "LinearRanker",

@@ -13,6 +13,11 @@ read only ``docs.features``; the oracle, an upper bound, also reads ``docs.label
 ``"any"`` for a ranker that ignores feedback. A ranker that reads the grades of the top k
 shown documents says so with ``feedback_depth = k``; the loop refuses a user who reveals fewer.
 
+``start``, ``rank``, ``learn`` and ``score`` are required; ``weights()`` is optional (default: no
+weights), and so are ``feedback_kind`` (default ``"clicks"``) and ``feedback_depth``. A ranker that
+is not built in (a plug-in) runs behind :mod:`olr_core.plugin_guard`: read-only data, every value it
+returns checked against this protocol, its errors reported in one line.
+
 Optionally, a ranker may offer ``compiled_rounds(user, train, cutoff)``: an object whose
 ``play(queries, user_rng, shown_out)`` plays a block of rounds in compiled code and
 returns its per-round diagnostics, or None when it has no compiled path for this user.
@@ -61,7 +66,7 @@ class Ranker(Protocol):
         """Deterministic scores of ``docs`` (anything with ``.features``) for offline evaluation."""
 
     def weights(self) -> np.ndarray | None:
-        """The current parameter vector, if the model has one (for cosine similarity)."""
+        """The current parameter vector, if the model has one (for cosine similarity); optional, default None."""
 
 
 class BaseRanker:

@@ -3,15 +3,19 @@ sections and the book-wide dashboard all call :func:`claim_records`)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import math
 import re
 
 import pandas as pd
 
+from ..budget import Plan
 from ..claims import SMALLER, VERDICTS, Claim, judge
 from ..data.registry import find_datasets
 from ..experiments import ResultStore, run_frame, run_grid
+from ..experiments.runner import worker_count
 from ..rankers import get_algorithm
 from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
 
@@ -128,6 +132,28 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                     record["reason"] += f"; {record['cause']}"
             records.extend(judged)
     return records
+
+
+def claims_plan(paper: str | None = None, profile: str = "quick", data_dir=None, seeds: int | None = None,
+                rankers=(), jobs: int = 1) -> Plan:
+    """What ``claim_records`` would run (before any run is described): the experiments are laid out with one
+    seed and scaled by ``seeds``, so that ``--seeds 100000`` is planned in the time of one seed."""
+    if seeds is not None and (not isinstance(seeds, int) or seeds < 1):
+        raise ValueError(f"--seeds {seeds} is invalid; expected a whole number of at least 1")
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    runs = rounds = longest = 0
+    with contextlib.redirect_stderr(io.StringIO()):          # (notes are printed once, by the run itself)
+        for module in _modules(paper):
+            datasets, _ = find_datasets(module.MAIN_DATASETS, data_dir)
+            for config in module.CONFIGS:
+                grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir,
+                                                               seeds=1 if seeds else None), rankers)
+                specs = [s for group in grids.values() for s in group]
+                runs += len(specs) * (seeds or 1)
+                rounds += sum(int(s.rounds) for s in specs) * (seeds or 1)
+                longest = max([longest, *(int(s.rounds) for s in specs)])
+    return Plan(runs, rounds, longest, worker_count(jobs))
 
 
 def evidence_page(module, claim) -> str:
