@@ -17,11 +17,14 @@ verdict, whatever the rule:
   runs allow and how many runs per cell would decide the claim with 80 % power (``runs_needed``);
 - **not testable here**: the claim needs data or recordings this build does not have.
 
-The intervals are two-sided, 95 %, and Holm-corrected over the cells of a claim: the cell
-with the i-th smallest p-value (of m) gets the level that Holm's step-down procedure gives it,
-``1 - 0.05 p_i / p_i^Holm`` (``1 - 0.05 / (m - i + 1)`` while the procedure has not stopped), so a
-cell's interval excludes 0 exactly when Holm rejects "margin = 0" there. A cell's p-value is the
-smallest ``gamma`` at which its ``1 - gamma`` interval excludes 0 (the interval's dual test).
+The intervals are two-sided and 95 %. "Reproduced" needs the claim in every cell, an
+intersection-union test: it holds when every cell's own 95 % interval lies above 0, with no
+correction for the number of cells. Otherwise the intervals are Holm-corrected over the cells, to
+say in how many cells the claim holds or fails: the cell with the i-th smallest p-value (of m)
+gets the level that Holm's step-down procedure gives it, ``min(0.05 p_i / p_i^Holm,
+0.05 / (m - i + 1))``, so a cell's interval excludes 0 exactly when Holm rejects "margin = 0"
+there. A cell's p-value is the smallest ``gamma`` at which its ``1 - gamma`` interval excludes 0
+(the interval's dual test).
 
 The margins, rule by rule (``d`` a paired difference over runs sharing data set, fold and seed;
 intervals by Student's t, on the pairs where the runs are paired):
@@ -49,8 +52,8 @@ intervals by Student's t, on the pairs where the runs are paired):
   (q = m // 2 + 1), with the q-th largest ends of their Bonferroni intervals.
 - ``closer``: (method - far) - share (near - far), paired: the method closes more than ``share`` of the
   gap between two references.
-- ``smaller_spread``: log of the ratio of the control's to the treatment's s.d. over paired runs, with
-  the Pitman-Morgan interval (exact under normality at any n >= 3).
+- ``smaller_spread``: the mean over paired runs of the control's absolute deviation from its median minus
+  the treatment's (a paired Brown-Forsythe statistic, with its t interval).
 - ``not_testable``: no margin; the reason says why.
 
 A finite value that is the same in every run is a measured value, not an estimate: it gets no interval
@@ -83,8 +86,10 @@ GAMMAS = np.geomspace(1e-12, 1.0, 481)     # the levels on which a cell's p-valu
 
 # The verdict rule and each rule's margin in words: the verdicts page prints these, so the page says what the code does.
 VERDICT_RULE = {
-    "reproduced": "the margin's interval lies above 0 in every cell",
-    "partly": "the interval lies above 0 in some cells but not in all (the others below 0 or undecided)",
+    "reproduced": "the margin's 95 % interval lies above 0 in every cell (the claim must hold in each: an "
+                  "intersection-union test, no correction for the number of cells)",
+    "partly": "the Holm-corrected interval lies above 0 in some cells but not in all (the others below 0 or "
+              "undecided)",
     "not reproduced": "the interval lies below 0 in at least one cell and above 0 in none; the reason names the "
                       "cause shown by a run (another configuration with another verdict) or says the cause was "
                       "not found and what was tried",
@@ -113,8 +118,8 @@ MARGINS = {
                        "with the q-th largest ends of their Bonferroni intervals",
     "closer": "paired (method - far) - share x (near - far): positive where the method closes more than the share "
               "(by default half) of the gap from the far reference to the near one",
-    "smaller_spread": "log(s.d. of the control / s.d. of the treatment) over paired runs (Pitman-Morgan interval, "
-                      "exact at n >= 3 under normality)",
+    "smaller_spread": "mean over paired runs of the control's absolute deviation from its median minus the "
+                      "treatment's (paired Brown-Forsythe: robust, conservative at few runs)",
     "not_testable": "none: the claim is not judged",
 }
 
@@ -140,7 +145,9 @@ class Claim:
     paper_number: float | dict | None = None   # the size the paper reports, in the margin's units (per cell: a dict)
     relative: bool = False          # paper_number is a gain in % of the control's mean
     unstated: dict = field(default_factory=dict)   # {arg: (what it is, base)}: thresholds the paper does not state
-    horizon: int | None = None      # rounds at which the paper states the claim (judged only at or beyond it)
+    horizon: int | None = None      # rounds at which the paper states the claim (judged on runs of that length)
+    by_horizon: bool = False        # the claim holds *by* the horizon (convergence): runs at least that long count
+    computed: bool = False          # the statistic is a deterministic computation, the same in every run: exact
 
 
 @dataclass(frozen=True)
@@ -210,6 +217,7 @@ def mean_interval(values) -> tuple[float, Interval, int]:
         half = stats.t.ppf(1 - gamma / 2, n - 1) * se
         return mean - half, mean + half
     interval.constant = constant and mean != 0
+    interval.sd = float(np.std(x, ddof=1)) if n >= 2 else float("nan")
     return mean, interval, n
 
 
@@ -233,12 +241,15 @@ def maxmin_interval(diffs: dict) -> tuple[float, Interval]:
     n_t = len(diffs)
     n_o = max(len(row) for row in diffs.values())
     margin = max(min(est for est, _ in row.values()) for row in diffs.values())
+    winner = max(diffs.values(), key=lambda row: min(est for est, _ in row.values()))
+    binding = min(winner.values(), key=lambda d: d[0])[1]
 
     def interval(gamma):
         gamma = np.asarray(gamma, float)
         low = np.max([np.min([f(gamma / n_t)[0] for _, f in row.values()], axis=0) for row in diffs.values()], axis=0)
         high = np.max([np.min([f(gamma / n_o)[1] for _, f in row.values()], axis=0) for row in diffs.values()], axis=0)
         return low, high
+    interval.sd, interval.factor = getattr(binding, "sd", float("nan")), n_t    # the binding pair's spread
     return margin, interval
 
 
@@ -253,6 +264,7 @@ def tolerance_interval(tolerance: float, diffs: list) -> tuple[float, Interval]:
         smallest = np.max([np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
                            for lo, hi in (f(gamma / len(diffs)) for _, f in diffs)], axis=0)
         return tolerance - largest, tolerance - smallest
+    interval.sd = getattr(max(diffs, key=lambda d: abs(d[0]))[1], "sd", float("nan"))   # the binding difference's
     return margin, interval
 
 
@@ -287,49 +299,60 @@ def holm_adjusted(p: np.ndarray) -> np.ndarray:
 
 
 def holm_intervals(cells: list[Cell]) -> list[Cell]:
-    """Set each cell's interval at its Holm level (see the module docstring)."""
+    """Set each cell's interval at its Holm level (see the module docstring): the cell with the i-th smallest
+    p-value of m gets ``min(alpha p / p_holm, alpha / (m - i + 1))``, so its interval excludes 0 exactly when
+    Holm rejects there, and is never narrower than the step's own level."""
     if not cells:
         return cells
     p = np.array([p_value(c) for c in cells])
     adjusted = holm_adjusted(p)
-    for cell, raw, adj in zip(cells, p, adjusted):
-        gamma = ALPHA * raw / adj if adj > 0 else ALPHA / len(cells)
-        cell.level = min(gamma, 1.0)
-        low, high = cell.interval(np.array([cell.level]))
-        cell.low, cell.high = float(low[0]), float(high[0])
+    step = np.empty(len(p))
+    step[np.argsort(p, kind="stable")] = ALPHA / np.arange(len(p), 0, -1)
+    for cell, raw, adj, own in zip(cells, p, adjusted, step):
+        gamma = min(ALPHA * raw / adj, own) if adj > 0 else ALPHA / len(cells)
+        _set_level(cell, min(gamma, 1.0))
     return cells
+
+
+def _set_level(cell: Cell, level: float) -> None:
+    cell.level = level
+    low, high = cell.interval(np.array([level]))
+    cell.low, cell.high = float(low[0]), float(high[0])
+
+
+def set_intervals(cells: list[Cell]) -> bool:
+    """The cells' intervals: each at 95 % where every one of them lies above 0 (then the claim holds in every
+    cell: an intersection-union test, which needs no correction for multiplicity; returns True), else at
+    its Holm level (to say in how many cells it holds or fails, the cells are corrected together)."""
+    for cell in cells:
+        _set_level(cell, ALPHA)
+    if cells and all(c.low > 0 for c in cells):
+        return True
+    holm_intervals(cells)
+    return False
 
 
 POWER = 0.8                 # runs_needed: the chance that a rerun at the advertised count decides the claim
 
 
 def runs_needed(cells: list[Cell], power: float = POWER) -> int | None:
-    """Runs per cell that decide the claim with probability about ``power``, from a power calculation at the
-    Holm level: every undecided cell (the cells a "reproduced" still lacks) must exclude 0 at the strictest
-    Holm level alpha / m; each gets power ``power ** (1 / u)`` (u undecided cells), so that all succeed
-    together with about ``power``; the need is the largest over them, taking each cell's margin and
-    run-to-run s.d. (recovered from its interval) as true. None if an undecided cell has no margin or spread
-    to extrapolate from (its margin is 0, or its interval unbounded)."""
+    """Runs per cell that decide the claim "reproduced" with probability about ``power``: every undecided cell
+    (the cells a "reproduced" still lacks) must exclude 0 at 95 % (the intersection-union test; a margin built
+    from several comparisons at its Bonferroni level), each with power ``power ** (1 / u)`` (u undecided cells)
+    so that all succeed together with about ``power``; the need is the largest over them, taking each cell's
+    margin and the run-to-run s.d. of its binding comparison as true. None if an undecided cell has no margin or
+    spread to extrapolate from (its margin is 0 or it shows no spread)."""
     undecided = [c for c in cells if c.low <= 0 <= c.high]
     if not undecided:
         return None
     per_cell = power ** (1 / len(undecided))
     needs = []
     for c in undecided:
-        sd = _run_sd(c)
-        if not (np.isfinite(sd) and np.isfinite(c.margin) and c.margin != 0):
+        sd = getattr(c.interval, "sd", float("nan"))
+        if not (np.isfinite(sd) and sd > 0 and np.isfinite(c.margin) and c.margin != 0):
             return None
-        needs.append(_power_runs(abs(c.margin) / sd, ALPHA / len(cells), per_cell))
+        needs.append(_power_runs(abs(c.margin) / sd, ALPHA / getattr(c.interval, "factor", 1), per_cell))
     return max(max(needs), max(c.runs for c in undecided) + 1)
-
-
-def _run_sd(cell: Cell) -> float:
-    """The run-to-run s.d. a cell's interval implies: its half-width over t at the cell's own level."""
-    if cell.runs < 2 or not (np.isfinite(cell.low) and np.isfinite(cell.high)):
-        return float("nan")
-    gamma = cell.level
-    half = (cell.high - cell.low) / 2
-    return half / stats.t.ppf(1 - gamma / 2, cell.runs - 1) * math.sqrt(cell.runs)
 
 
 _CANDIDATE_RUNS = np.unique(np.concatenate([np.arange(2, 200), np.geomspace(200, 100_000, 160).astype(int)]))
@@ -359,11 +382,14 @@ def verdict_of(cells: list[Cell]) -> str:
 
 def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
     """Holm intervals, verdict and a reason naming the margin (``what``) and the count of decided cells."""
-    holm_intervals(cells)
+    every = set_intervals(cells)
     verdict = verdict_of(cells)
     above = sum(c.low > 0 for c in cells)
     below = sum(c.high < 0 for c in cells)
-    reason = (f"margin: {what}; 95 % interval (Holm over {len(cells)} cell{'s' * (len(cells) > 1)}) "
+    plural = "s" * (len(cells) > 1)
+    reason = (f"margin: {what}; 95 % interval above 0 in each of {len(cells)} cell{plural} (the claim must hold in "
+              "every cell: no correction needed)" if every else
+              f"margin: {what}; 95 % interval (Holm over {len(cells)} cell{plural}) "
               f"above 0 in {above}, below 0 in {below}, undecided in {len(cells) - above - below}")
     constant = [c.name for c in cells if getattr(c.interval, "constant", False)]
     if constant:
@@ -432,12 +458,13 @@ def paired_difference(part: pd.DataFrame, a, b, metric: str, column: str = "algo
 
 def paired_test(x: np.ndarray, y: np.ndarray) -> float:
     """p-value of a paired t-test of x against y for the pages' significance marks; NaN below ``MIN_PAIRS``
-    pairs. A difference that is the same in every run is exact: p = 0 when it is not zero, 1 when it is."""
+    pairs. A difference that is the same in every run is a measured value (NaN: no test) unless it is 0 in
+    every run (1: the two are identical run by run), as in the claims' rules."""
     d = np.asarray(x, float) - np.asarray(y, float)
     if len(d) < MIN_PAIRS:
         return float("nan")
     if np.ptp(d) == 0:
-        return 0.0 if d[0] != 0 else 1.0
+        return float("nan") if d[0] != 0 else 1.0
     return float(stats.ttest_rel(x, y).pvalue)
 
 
@@ -532,20 +559,24 @@ def rule_all_positive(frame, claim, treatments: dict, **_) -> Outcome:
 
 def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
     """``treatments``: {treatment: control}. "Mostly": more than half of the comparisons (each treatment in each
-    cell) gain. One summary cell: the q-th largest paired gain, q = m // 2 + 1 of m comparisons, with the
-    q-th largest ends of the comparisons' Bonferroni intervals (if every interval covers its gain, the q-th
-    largest gain lies between them): above 0 means q comparisons gain, below 0 that fewer than q can."""
+    cell) gain. One summary cell: the q-th largest paired gain, q = m // 2 + 1 of m comparisons, with the q-th
+    largest lower end of the comparisons' intervals at level gamma / (m - q + 1) and the q-th largest upper end
+    at gamma / q (the q-th largest lower end exceeds the q-th largest gain only if one of the m - q + 1 smallest
+    gains is exceeded by its own lower end: a union bound over those; likewise above): above 0 means q
+    comparisons gain, below 0 that fewer than q can."""
     parts = _comparison_cells(frame, claim, treatments)
     if not parts:
         return _no_runs("no runs of the compared algorithms")
     m, q = len(parts), len(parts) // 2 + 1
 
     def interval(gamma):
-        ends = [c.interval(np.asarray(gamma, float) / m) for c in parts]
-        lows = np.sort(np.stack([lo for lo, _ in ends]), axis=0)[::-1]
-        highs = np.sort(np.stack([hi for _, hi in ends]), axis=0)[::-1]
+        gamma = np.asarray(gamma, float)
+        lows = np.sort(np.stack([c.interval(gamma / (m - q + 1))[0] for c in parts]), axis=0)[::-1]
+        highs = np.sort(np.stack([c.interval(gamma / q)[1] for c in parts]), axis=0)[::-1]
         return lows[q - 1], highs[q - 1]
-    estimate = float(np.sort([c.margin for c in parts])[::-1][q - 1])
+    ranked = sorted(parts, key=lambda c: c.margin, reverse=True)
+    estimate = float(ranked[q - 1].margin)
+    interval.sd, interval.factor = getattr(ranked[q - 1].interval, "sd", float("nan")), m - q + 1
     gaining = sum(c.margin > 0 for c in parts)
     ours = (f"gain in {gaining} of {m} comparisons (claimed: most, i.e. at least {q}): "
             + "; ".join(f"{c.name} {c.margin:+.3g}" for c in parts))
@@ -582,8 +613,8 @@ def _ordering(frame, claim, winners_of, column, sign, what, every=False) -> Outc
         values = list(part[column].unique())
         winners = [v for v in winners_of(values) if v in values]
         others = [v for v in values if v not in winners]
-        if not winners or not others:
-            continue
+        if not winners or not others or (every and len(winners) < len(winners_of(values))):
+            continue                     # "each of them is the worst" needs runs of each of them in the cell
         result = _winner_margin(part, claim.metric, winners, others, column, sign, every)
         if result is None:
             continue
@@ -612,7 +643,7 @@ def rule_best(frame, claim, target: str, **_) -> Outcome:
 def rule_worst(frame, claim, targets: list, **_) -> Outcome:
     """Every one of ``targets`` is below every other method (the claim names them all as the worst)."""
     metric = claim.metric.removeprefix("neg_")
-    return _ordering(frame, claim, lambda _: targets, "algorithm", -1.0,
+    return _ordering(frame, claim, lambda _: list(targets), "algorithm", -1.0,
                      f"smallest paired gap between any other method and any of {', '.join(targets)} in "
                      f"{'-' if claim.metric.startswith('neg_') else ''}{metric} (each of them below every other)",
                      every=True)
@@ -688,6 +719,7 @@ def _scaled(interval: Interval, scale: float) -> Interval:
     def scaled(gamma):
         lo, hi = interval(gamma)
         return lo / scale, hi / scale
+    scaled.sd = getattr(interval, "sd", float("nan")) / scale
     return scaled
 
 
@@ -695,7 +727,7 @@ def _threshold(frame, claim, threshold: float, at_most: bool) -> Outcome:
     cells, texts = [], []
     for cell, part in _cells(frame, claim):
         values = part[claim.metric].to_numpy(float)
-        mean, interval, n = mean_interval(values)          # the statistic's own interval (exact if 0 in every run)
+        mean, interval, n = computed_value(values, claim) if claim.computed else mean_interval(values)
         est = threshold - mean if at_most else mean - threshold
         cells.append(Cell(cell, est, _shifted(interval, threshold, at_most), n))
         texts.append(f"{cell}: mean {values.mean():.4g}")
@@ -706,12 +738,23 @@ def _threshold(frame, claim, threshold: float, at_most: bool) -> Outcome:
                   f"{side} of {claim.metric}")
 
 
+def computed_value(values: np.ndarray, claim: Claim) -> tuple[float, Interval, int]:
+    """A deterministic computation (``claim.computed``): its one value, exact (a point at every level)."""
+    if np.ptp(values) != 0:
+        raise ValueError(f"claim {claim.id}: {claim.metric} is declared computed but differs between runs")
+    value = float(values[0])
+
+    def interval(gamma):
+        return np.full(np.shape(gamma), value), np.full(np.shape(gamma), value)
+    return value, interval, len(values)
+
+
 def _shifted(interval: Interval, threshold: float, at_most: bool) -> Interval:
     """The interval family of ``threshold - x`` (``at_most``) or ``x - threshold`` from that of x."""
     def shifted(gamma):
         low, high = interval(gamma)
         return (threshold - high, threshold - low) if at_most else (low - threshold, high - threshold)
-    shifted.constant = getattr(interval, "constant", False)
+    shifted.constant, shifted.sd = getattr(interval, "constant", False), getattr(interval, "sd", float("nan"))
     return shifted
 
 
@@ -764,46 +807,30 @@ def rule_closer(frame, claim, treatment: str, near: str, far: str, share: float 
                   f"({treatment} - {far}) - {share:g} x ({near} - {far}) in {claim.metric}, paired")
 
 
-def spread_ratio_interval(treatment, control) -> tuple[float, Interval, int]:
-    """log(s.d. of control / s.d. of treatment) over paired runs and its exact interval family under
-    bivariate normality: Pitman's (1939) and Morgan's (1939) test, which turns equal variances of a pair
-    into zero correlation of their sum and difference (a t-test with n - 2 degrees of freedom). For a
-    variance ratio r = s_c^2 / s_t^2 with correlation rho of the pairs, the 1 - gamma interval of the true
-    ratio is r (K -+ sqrt(K^2 - 1)), K = 1 + 2 (1 - rho^2) t^2 / (n - 2), t the t quantile at 1 - gamma / 2;
-    the margin is half the log of the ratio. Fewer than 3 pairs give an unbounded interval."""
-    t_runs, c_runs = np.asarray(treatment, float), np.asarray(control, float)
-    n = len(t_runs)
-    var_t, var_c = (float(np.var(t_runs, ddof=1)), float(np.var(c_runs, ddof=1))) if n >= 2 else (0.0, 0.0)
-    if n < 3 or var_t == 0 or var_c == 0:
-        estimate = 0.5 * math.log(var_c / var_t) if var_t > 0 and var_c > 0 else float("nan")
-        return estimate, lambda g: (np.full(np.shape(g), -np.inf), np.full(np.shape(g), np.inf)), n
-    ratio = var_c / var_t
-    rho = float(np.corrcoef(t_runs, c_runs)[0, 1])
-
-    def interval(gamma):
-        t = stats.t.ppf(1 - np.asarray(gamma, float) / 2, n - 2)
-        k = 1 + 2 * (1 - rho ** 2) * t ** 2 / (n - 2)
-        upper = k + np.sqrt(k ** 2 - 1)                   # K - sqrt(K^2 - 1) = 1 / upper, without cancellation
-        return 0.5 * np.log(ratio / upper), 0.5 * np.log(ratio * upper)
-    return 0.5 * math.log(ratio), interval, n
+def deviation_gaps(treatment, control) -> np.ndarray:
+    """Per paired run, |control - its median| - |treatment - its median|: a paired Brown-Forsythe statistic, whose
+    mean is above 0 where the control spreads more (robust to skewed and heavy-tailed runs, conservative at few
+    runs; Brown and Forsythe 1974)."""
+    t, c = np.asarray(treatment, float), np.asarray(control, float)
+    return np.abs(c - np.median(c)) - np.abs(t - np.median(t))
 
 
 def rule_smaller_spread(frame, claim, treatment: str, control: str, column: str = "algorithm", **_) -> Outcome:
-    """The runs of ``treatment`` vary less than those of ``control``: margin log(s.d. control / s.d. treatment)
-    over paired runs, with the Pitman-Morgan interval (:func:`spread_ratio_interval`), exact at any n >= 3."""
+    """The runs of ``treatment`` vary less than those of ``control``: margin the mean over paired runs of
+    :func:`deviation_gaps`, with its t interval."""
     cells, texts = [], []
     for cell, part in _cells(frame, claim):
         pairs = _paired(part, treatment, control, claim.metric, column)
         if pairs.empty:
             continue
-        est, interval, n = spread_ratio_interval(pairs[treatment], pairs[control])
+        est, interval, n = mean_interval(deviation_gaps(pairs[treatment], pairs[control]))
         cells.append(Cell(cell, est, interval, n))
         texts.append(f"{cell}: s.d. {pairs[treatment].std():.3g} vs {pairs[control].std():.3g}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
     return decide(cells, "; ".join(texts) + f" ({treatment} vs {control})",
-                  f"log(s.d. of {control} / s.d. of {treatment}) in {claim.metric} over paired runs "
-                  "(Pitman-Morgan interval)")
+                  f"mean over paired runs of |{control} - its median| - |{treatment} - its median| in {claim.metric} "
+                  "(paired Brown-Forsythe)")
 
 
 def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
@@ -841,20 +868,23 @@ def gain_magnitude(claim: Claim, cells: list[Cell]) -> dict | None:
     for c in cells:
         paper = claim.paper_number.get(c.name) if isinstance(claim.paper_number, dict) else claim.paper_number
         if paper is None:
+            per.append({"cell": c.name, "ours": _finite(c.margin * c.scale), "low": _finite(c.low * c.scale),
+                        "high": _finite(c.high * c.scale), "outcome": "no paper number"})
             continue
         low, high = c.low * c.scale, c.high * c.scale
         outcome = "smaller" if high < paper else "larger" if low > paper else "as reported"
         per.append({"cell": c.name, "paper": float(paper), "ours": _finite(c.margin * c.scale), "low": _finite(low),
                     "high": _finite(high), "outcome": outcome})
-    if not per:
+    if not any("paper" in c for c in per):
         return None
     outcomes = {c["outcome"] for c in per}
     unit = "% of the control's mean" if claim.relative else _metric_name(claim)
     summary = (f"{outcomes.pop()} in every cell" if len(outcomes) == 1 else
-               ", ".join(f"{o} in {sum(c['outcome'] == o for c in per)}" for o in ("smaller", "as reported", "larger")
+               ", ".join(f"{o} in {sum(c['outcome'] == o for c in per)}"
+                         for o in ("smaller", "as reported", "larger", "no paper number")
                          if any(c["outcome"] == o for c in per)))
     return {"unit": unit, "cells": per, "summary": summary,
-            "all_smaller": all(c["outcome"] == "smaller" for c in per)}
+            "all_smaller": all(c["outcome"] == "smaller" for c in per)}     # a cell without a number is not smaller
 
 
 def largest_allowed(cells: list[Cell], claim: Claim) -> str:
@@ -874,13 +904,27 @@ def _judge_outcome(claim: Claim, frame: pd.DataFrame | None, config: str, extra:
         return Outcome("", 0, "not testable here", extra.get("missing", "no runs for this claim in this build"))
     if "config" in frame:
         frame = frame[frame["config"] == config]
-    if claim.horizon and "rounds_run" in frame and not frame.empty and frame["rounds_run"].max() < claim.horizon:
-        return Outcome(f"runs of {int(frame['rounds_run'].max()):,} rounds", 0, "not testable here",
-                       f"not testable at this horizon: the paper states the claim at {claim.horizon:,} rounds and "
-                       f"this build ran {int(frame['rounds_run'].max()):,}; `olr claims {claim.paper} --profile "
-                       "paper` runs the paper's horizon")
+    if claim.horizon and "rounds_run" in frame and not frame.empty:
+        at = frame["rounds_run"] >= claim.horizon if claim.by_horizon else frame["rounds_run"] == claim.horizon
+        if not at.any():
+            ran = ", ".join(f"{r:,}" for r in sorted(frame["rounds_run"].unique()))
+            return Outcome(f"runs of {ran} rounds", 0, "not testable here",
+                           f"not testable at this horizon: the paper states the claim "
+                           f"{'by' if claim.by_horizon else 'at'} {claim.horizon:,} rounds and this build ran {ran}; "
+                           f"`olr claims {claim.paper} --profile paper` runs the paper's horizon")
+        frame = frame[at]
     extra = {k: v for k, v in extra.items() if k != "missing"}
     return RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra)
+
+
+def _sized(claim: Claim, outcome: Outcome) -> tuple[str, dict | None]:
+    """The verdict with the size beside it: "smaller than reported" where the sign is undecided somewhere
+    (inconclusive or partly) and every cell's interval lies below the paper's number; and the magnitude."""
+    if outcome.verdict == "not testable here":
+        return outcome.verdict, None
+    magnitude = outcome.magnitude or gain_magnitude(claim, outcome.cells)
+    smaller = bool(magnitude and magnitude.get("all_smaller")) and outcome.verdict in ("inconclusive", "partly")
+    return (SMALLER if smaller else outcome.verdict), magnitude
 
 
 def sensitivity(claim: Claim, frame: pd.DataFrame | None, config: str, extra: dict) -> list[dict]:
@@ -893,7 +937,8 @@ def sensitivity(claim: Claim, frame: pd.DataFrame | None, config: str, extra: di
         for label, factor in (("half", 0.5), ("double", 2.0)):
             changed = round(unstated.base + factor * (value - unstated.base), 10)
             variant = replace(claim, args={**claim.args, name: changed}, unstated={})
-            row[label] = {"value": changed, "verdict": _judge_outcome(variant, frame, config, extra).verdict}
+            outcome = _judge_outcome(variant, frame, config, extra)
+            row[label] = {"value": changed, "verdict": _sized(variant, outcome)[0]}
         rows.append(row)
     return rows
 
@@ -908,6 +953,9 @@ def judge(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> dic
     but in every cell our interval lies below the size the paper reports, a decided outcome."""
     if claim.rule not in RULES:
         raise ValueError(f"claim {claim.id}: unknown rule {claim.rule!r}; valid: {', '.join(RULES)}")
+    if claim.relative and claim.rule != "paired_gain":
+        raise ValueError(f"claim {claim.id}: relative=True (a paper number in % of the control) needs the paired_gain "
+                         f"rule, not {claim.rule!r}")
     outcome = _judge_outcome(claim, frame, config, extra)
     record = {"paper": claim.paper, "id": claim.id, "source": claim.source, "claim": claim.text, "config": config,
               "config_role": "headline" if config == claim.configs[0] else "sensitivity",
@@ -918,11 +966,10 @@ def judge(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> dic
     record["cells"] = [c.record() for c in outcome.cells]
     if claim.paper_number is not None or claim.rule == "within_sd":
         record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
-    magnitude = outcome.magnitude or gain_magnitude(claim, outcome.cells)
+    record["verdict"], magnitude = _sized(claim, outcome)
     if magnitude:
         record["magnitude"] = {k: v for k, v in magnitude.items() if k != "all_smaller"}
-        if outcome.verdict in ("inconclusive", "partly") and magnitude.get("all_smaller"):
-            record["verdict"] = SMALLER
+        if record["verdict"] == SMALLER:
             record["reason"] += (f"; in every cell our interval lies below the paper's number "
                                  f"({magnitude['summary']}, in {magnitude['unit']})")
     if outcome.verdict == "inconclusive":
