@@ -171,6 +171,34 @@ def cmd_store(args) -> int:
     return 0
 
 
+def cmd_store_export(args) -> int:
+    """``olr store export FILE``: the selected runs (every run, or a paper's claims at a profile) as one bundle."""
+    from .experiments import ResultStore
+    from .experiments.bundle import bundle_digest, export_bundle
+
+    store = ResultStore(args.results)
+    keys = None
+    if args.paper or args.profile:
+        from .plan import claim_run_keys
+
+        keys = claim_run_keys(args.paper, args.profile or "quick", args.data_dir, store)
+    manifest = export_bundle(store, args.file, keys, args.profile)
+    print(f"{args.file}: {len(manifest['runs'])} run(s), profile {manifest['profile'] or 'any'}, "
+          f"sha256 {bundle_digest(args.file)}")
+    return 0
+
+
+def cmd_store_import(args) -> int:
+    """``olr store import FILE``: every run of a verified bundle that the store lacks."""
+    from .experiments import ResultStore
+    from .experiments.bundle import import_bundle
+
+    record = import_bundle(ResultStore(args.results), args.file)
+    print(f"{args.file}: {record['added']} run(s) added, {record['runs'] - record['added']} already stored "
+          f"(profile {record['profile'] or 'any'}, sha256 {record['sha256']})")
+    return 0
+
+
 def cmd_book(args) -> int:
     from .book import PageFailedError, build_book, list_pages
 
@@ -279,11 +307,23 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
     claims.set_defaults(func=cmd_claims)
 
-    store = sub.add_parser("store", help="the results store: check")
+    store = sub.add_parser("store", help="the results store: check, export, import")
     ssub = store.add_subparsers(dest="store_command", required=True)
     check = ssub.add_parser("check", help="read every stored run; set aside (quarantine) those that cannot be read")
     check.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
     check.set_defaults(func=cmd_store)
+    export = ssub.add_parser("export", help="write stored runs to one checked bundle (a zip with a manifest)")
+    export.add_argument("file", help="the bundle to write, e.g. dsp-paper.olrbundle")
+    export.add_argument("--paper", default=None, help="only the runs of this paper's claims (default: every paper)")
+    export.add_argument("--profile", default=None, choices=["tiny", "quick", "paper"],
+                        help="only the claims' runs at this profile (default: every stored run)")
+    export.add_argument("--data-dir", default=None)
+    export.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
+    export.set_defaults(func=cmd_store_export)
+    imported = ssub.add_parser("import", help="add the runs of a bundle, after checking every byte of it")
+    imported.add_argument("file")
+    imported.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
+    imported.set_defaults(func=cmd_store_import)
 
     book = sub.add_parser("book", help="execute every notebook with papermill and build the book")
     book.add_argument("--profile", default="quick", choices=["quick", "paper"])
