@@ -141,6 +141,12 @@ def cmd_claims(args) -> int:
     from .experiments import ResultStore
     from .reproductions.verdicts import claim_records
 
+    if args.plan:
+        from .plan import claims_plan
+
+        print(claims_plan(args.paper, args.profile, args.data_dir, args.cores, args.seeds, ResultStore(args.results)))
+        return 0
+
     records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
                             seeds=args.seeds, rankers=args.with_rankers or ())
     if args.json:
@@ -204,6 +210,11 @@ def cmd_book(args) -> int:
 
     if args.list:
         print(list_pages())
+        return 0
+    if args.plan:
+        from .plan import book_plan
+
+        print(book_plan(args.profile, args.only, args.data_dir, args.cores))
         return 0
     try:
         return build_book(args.profile, only=args.only, skip_build=args.no_build,
@@ -305,6 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="your own ranker (package.module:Class or file.py:Class, default parameters) joins the "
                              "paper's experiments and every claim is judged with it (repeatable)")
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
+    claims.add_argument("--plan", action="store_true", help="print the runs still missing per claim group and "
+                        "their estimated CPU seconds; run nothing")
+    claims.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
+                        "machine's)")
     claims.set_defaults(func=cmd_claims)
 
     store = sub.add_parser("store", help="the results store: check, export, import")
@@ -332,6 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
     book.add_argument("--data-dir", default=None, help="directory with the real data sets (or OLR_DATA_DIR)")
     book.add_argument("--list", action="store_true", help="list every page with its parameters and profile values")
+    book.add_argument("--plan", action="store_true", help="print the runs each page still has to compute and their "
+                      "estimated CPU seconds (from the stored runs of the same kinds); execute nothing")
+    book.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
+                      "machine's)")
     book.add_argument("--edition", default="instructor", choices=["instructor", "student"],
                       help="student: no exercise solutions, built into _build/student")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")
