@@ -147,8 +147,11 @@ def cmd_claims(args) -> int:
         print(claims_plan(args.paper, args.profile, args.data_dir, args.cores, args.seeds, ResultStore(args.results)))
         return 0
 
-    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
-                            seeds=args.seeds, rankers=args.with_rankers or ())
+    from .experiments.runner import dask_scheduler
+
+    with dask_scheduler(args.dask, args.jobs):
+        records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
+                                seeds=args.seeds, rankers=args.with_rankers or ())
     if args.json:
         print_json(records)
         return 0
@@ -216,10 +219,13 @@ def cmd_book(args) -> int:
 
         print(book_plan(args.profile, args.only, args.data_dir, args.cores))
         return 0
+    from .experiments.runner import dask_scheduler
+
     try:
-        return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                          overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
-                          edition=args.edition, pages_at_once=args.pages_at_once)
+        with dask_scheduler(args.dask):
+            return build_book(args.profile, only=args.only, skip_build=args.no_build,
+                              overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
+                              edition=args.edition, pages_at_once=args.pages_at_once)
     except PageFailedError as failed:
         print(f"olr: error: {failed}", file=sys.stderr)
         return 1
@@ -316,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="your own ranker (package.module:Class or file.py:Class, default parameters) joins the "
                              "paper's experiments and every claim is judged with it (repeatable)")
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
+    claims.add_argument("--dask", default=None, metavar="ADDRESS",
+                        help="send every run to this Dask scheduler (or 'local': a LocalCluster of --jobs workers)")
     claims.add_argument("--plan", action="store_true", help="print the runs still missing per claim group and "
                         "their estimated CPU seconds; run nothing")
     claims.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
@@ -347,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
     book.add_argument("--data-dir", default=None, help="directory with the real data sets (or OLR_DATA_DIR)")
     book.add_argument("--list", action="store_true", help="list every page with its parameters and profile values")
+    book.add_argument("--dask", default=None, metavar="ADDRESS",
+                      help="send every run of every page to this Dask scheduler (or 'local': one LocalCluster on "
+                           "this machine for all pages); results are stored here as without it")
     book.add_argument("--plan", action="store_true", help="print the runs each page still has to compute and their "
                       "estimated CPU seconds (from the stored runs of the same kinds); execute nothing")
     book.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
