@@ -185,13 +185,13 @@ def cmd_store_export(args) -> int:
     from .experiments import ResultStore
     from .experiments.bundle import bundle_digest, export_bundle
 
-    store = ResultStore(args.results)
-    keys = None
+    store, keys, profile = ResultStore(args.results), None, args.profile
     if args.paper or args.profile:
         from .plan import claim_run_keys
 
-        keys = claim_run_keys(args.paper, args.profile or "quick", args.data_dir, store)
-    manifest = export_bundle(store, args.file, keys, args.profile)
+        profile = profile or "quick"
+        keys = claim_run_keys(args.paper, profile, args.data_dir, store)
+    manifest = export_bundle(store, args.file, keys, profile)
     print(f"{args.file}: {len(manifest['runs'])} run(s), profile {manifest['profile'] or 'any'}, "
           f"sha256 {bundle_digest(args.file)}")
     return 0
@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("file", help="the bundle to write, e.g. dsp-paper.olrbundle")
     export.add_argument("--paper", default=None, help="only the runs of this paper's claims (default: every paper)")
     export.add_argument("--profile", default=None, choices=["tiny", "quick", "paper"],
-                        help="only the claims' runs at this profile (default: every stored run)")
+                        help="only the claims' runs at this profile (default: every stored run; with --paper: quick)")
     export.add_argument("--data-dir", default=None)
     export.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
     export.set_defaults(func=cmd_store_export)
