@@ -159,9 +159,9 @@ def imported_runs_note() -> str:
     sources = bundle_sources(store, keys)
     if not sources:
         return " None of its runs came from the bundles imported into its store."
-    return " " + "; ".join(f"{count} of its runs came from the imported bundle `{r['bundle']}` (profile "
-                           f"**{r['profile'] or 'any'}**, SHA-256 `{r['sha256'][:16]}`, exported {r['created']})"
-                           for r, count in sources) + "."
+    return " " + "; ".join(f"{count} of its runs came from the imported bundle `{r['bundle']}` ("
+                           + (f"profile **{r['profile']}**" if r["profile"] else "a whole store's runs")
+                           + f", SHA-256 `{r['sha256'][:16]}`, exported {r['created']})" for r, count in sources) + "."
 
 
 def provenance_position(cells) -> int:

@@ -180,6 +180,10 @@ def cmd_store(args) -> int:
     return 0
 
 
+def _bundle_profile(profile: str | None) -> str:
+    return f"profile {profile}" if profile else "every stored run (no profile selected)"
+
+
 def cmd_store_export(args) -> int:
     """``olr store export FILE``: the selected runs (every run, or a paper's claims at a profile) as one bundle."""
     from .experiments import ResultStore
@@ -192,7 +196,7 @@ def cmd_store_export(args) -> int:
         profile = profile or "quick"
         keys = claim_run_keys(args.paper, profile, args.data_dir, store)
     manifest = export_bundle(store, args.file, keys, profile)
-    print(f"{args.file}: {len(manifest['runs'])} run(s), profile {manifest['profile'] or 'any'}, "
+    print(f"{args.file}: {len(manifest['runs'])} run(s), {_bundle_profile(manifest['profile'])}, "
           f"sha256 {bundle_digest(args.file)}")
     return 0
 
@@ -204,7 +208,7 @@ def cmd_store_import(args) -> int:
 
     record = import_bundle(ResultStore(args.results), args.file)
     print(f"{args.file}: {record['added']} run(s) added, {record['runs'] - record['added']} already stored "
-          f"(profile {record['profile'] or 'any'}, sha256 {record['sha256']})")
+          f"({_bundle_profile(record['profile'])}, sha256 {record['sha256']})")
     return 0
 
 
