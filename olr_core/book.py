@@ -157,11 +157,34 @@ def _provenance_cell(page: str, profile: str, params: dict, overrides: dict, sec
     text = (f"```{{admonition}} How this page was produced\n:class: note\n"
             f"Executed with profile **{profile}**"
             + (f" and {len(overrides)} parameter(s) of your own" if overrides else "")
-            + f" by `olr book` (olr_core {__version__}) in {seconds:.0f} s. Regenerate it with\n\n"
+            + f" by `olr book` (olr_core {__version__}) in {seconds:.0f} s.{imported_runs_note()} Regenerate it "
+            f"with\n\n"
             f"    {command}\n\nand change any parameter with `-p name=value` "
             f"(`olr book --list` shows each page's parameters; `olr notebook {page} -p ... -o copy.ipynb` writes a "
             f"standalone notebook).\n\n| parameter | value |\n|---|---|\n{rows}\n```")
     return nbformat.v4.new_markdown_cell(text)
+
+
+def imported_runs_note() -> str:
+    """A sentence naming each bundle (``olr store import``) the page's runs came from: its file, profile and
+    SHA-256, counted over the runs the page read (its run log, ``$OLR_RUN_LOG``; without one, over every run
+    the bundle brought); "" when the store imported no bundle."""
+    from .experiments import ResultStore
+    from .experiments.bundle import bundle_sources, imported_bundles
+
+    store = ResultStore()
+    imports = imported_bundles(store)
+    if not imports:
+        return ""
+    log = Path(os.environ.get("OLR_RUN_LOG", "")) if os.environ.get("OLR_RUN_LOG") else None
+    keys = {line.split()[-1] for line in log.read_text().splitlines() if line.strip()} if log and log.exists() \
+        else {k for r in imports for k in r["keys"]}
+    sources = bundle_sources(store, keys)
+    if not sources:
+        return " None of its runs came from the bundles imported into its store."
+    return " " + "; ".join(f"{count} of its runs came from the imported bundle `{r['bundle']}` ("
+                           + (f"profile **{r['profile']}**" if r["profile"] else "a whole store's runs")
+                           + f", SHA-256 `{r['sha256'][:16]}`, exported {r['created']})" for r, count in sources) + "."
 
 
 def provenance_position(cells) -> int:

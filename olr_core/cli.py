@@ -149,10 +149,19 @@ def cmd_claims(args) -> int:
     from .experiments import ResultStore
     from .reproductions.verdicts import claim_records, claims_plan
 
+    if args.plan:
+        from .plan import claims_plan as missing_runs
+
+        print(missing_runs(args.paper, args.profile, args.data_dir, args.cores, args.seeds, ResultStore(args.results)))
+        return 0
     plan = claims_plan(args.paper, args.profile, args.data_dir, args.seeds, args.with_rankers or (), args.jobs)
     require_approval(plan, args.yes, f"olr claims {args.paper or '(every paper)'} --profile {args.profile}")
-    records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
-                            seeds=args.seeds, rankers=args.with_rankers or ())
+
+    from .experiments.runner import dask_scheduler
+
+    with dask_scheduler(args.dask, args.jobs):
+        records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
+                                seeds=args.seeds, rankers=args.with_rankers or ())
     if args.json:
         print_json(records)
         return 0
@@ -189,16 +198,56 @@ def cmd_store(args) -> int:
     return 0
 
 
+def _bundle_profile(profile: str | None) -> str:
+    return f"profile {profile}" if profile else "every stored run (no profile selected)"
+
+
+def cmd_store_export(args) -> int:
+    """``olr store export FILE``: the selected runs (every run, or a paper's claims at a profile) as one bundle."""
+    from .experiments import ResultStore
+    from .experiments.bundle import bundle_digest, export_bundle
+
+    store, keys, profile = ResultStore(args.results), None, args.profile
+    if args.paper or args.profile:
+        from .plan import claim_run_keys
+
+        profile = profile or "quick"
+        keys = claim_run_keys(args.paper, profile, args.data_dir, store)
+    manifest = export_bundle(store, args.file, keys, profile)
+    print(f"{args.file}: {len(manifest['runs'])} run(s), {_bundle_profile(manifest['profile'])}, "
+          f"sha256 {bundle_digest(args.file)}")
+    return 0
+
+
+def cmd_store_import(args) -> int:
+    """``olr store import FILE``: every run of a verified bundle that the store lacks."""
+    from .experiments import ResultStore
+    from .experiments.bundle import import_bundle
+
+    record = import_bundle(ResultStore(args.results), args.file)
+    print(f"{args.file}: {record['added']} run(s) added, {record['runs'] - record['added']} already stored "
+          f"({_bundle_profile(record['profile'])}, sha256 {record['sha256']})")
+    return 0
+
+
 def cmd_book(args) -> int:
     from .book import PageFailedError, build_book, list_pages
 
     if args.list:
         print(list_pages())
         return 0
+    if args.plan:
+        from .plan import book_plan
+
+        print(book_plan(args.profile, args.only, args.data_dir, args.cores))
+        return 0
+    from .experiments.runner import dask_scheduler
+
     try:
-        return build_book(args.profile, only=args.only, skip_build=args.no_build,
-                          overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
-                          edition=args.edition, pages_at_once=args.pages_at_once)
+        with dask_scheduler(args.dask):
+            return build_book(args.profile, only=args.only, skip_build=args.no_build,
+                              overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
+                              edition=args.edition, pages_at_once=args.pages_at_once)
     except PageFailedError as failed:
         print(f"olr: error: {failed}", file=sys.stderr)
         return 1
@@ -327,13 +376,31 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
     claims.add_argument("--yes", action="store_true",
                         help="start a request beyond the budget (runs, CPU hours, memory: olr_core.budget.LIMITS)")
+    claims.add_argument("--dask", default=None, metavar="ADDRESS",
+                        help="send every run to this Dask scheduler (or 'local': a LocalCluster of --jobs workers)")
+    claims.add_argument("--plan", action="store_true", help="print the runs still missing per claim group and "
+                        "their estimated CPU seconds; run nothing")
+    claims.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
+                        "machine's)")
     claims.set_defaults(func=cmd_claims)
 
-    store = sub.add_parser("store", help="the results store: check")
+    store = sub.add_parser("store", help="the results store: check, export, import")
     ssub = store.add_subparsers(dest="store_command", required=True)
     check = ssub.add_parser("check", help="read every stored run; set aside (quarantine) those that cannot be read")
     check.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
     check.set_defaults(func=cmd_store)
+    export = ssub.add_parser("export", help="write stored runs to one checked bundle (a zip with a manifest)")
+    export.add_argument("file", help="the bundle to write, e.g. dsp-paper.olrbundle")
+    export.add_argument("--paper", default=None, help="only the runs of this paper's claims (default: every paper)")
+    export.add_argument("--profile", default=None, choices=["tiny", "quick", "paper"],
+                        help="only the claims' runs at this profile (default: every stored run; with --paper: quick)")
+    export.add_argument("--data-dir", default=None)
+    export.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
+    export.set_defaults(func=cmd_store_export)
+    imported = ssub.add_parser("import", help="add the runs of a bundle, after checking every byte of it")
+    imported.add_argument("file")
+    imported.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
+    imported.set_defaults(func=cmd_store_import)
 
     book = sub.add_parser("book", help="execute every notebook with papermill and build the book")
     book.add_argument("--profile", default="quick", choices=["quick", "paper"])
@@ -342,6 +409,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
     book.add_argument("--data-dir", default=None, help="directory with the real data sets (or OLR_DATA_DIR)")
     book.add_argument("--list", action="store_true", help="list every page with its parameters and profile values")
+    book.add_argument("--dask", default=None, metavar="ADDRESS",
+                      help="send every run of every page to this Dask scheduler (or 'local': one LocalCluster on "
+                           "this machine for all pages); results are stored here as without it")
+    book.add_argument("--plan", action="store_true", help="print the runs each page still has to compute and their "
+                      "estimated CPU seconds (from the stored runs of the same kinds); execute nothing")
+    book.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
+                      "machine's)")
     book.add_argument("--edition", default="instructor", choices=["instructor", "student"],
                       help="student: no exercise solutions, built into _build/student")
     book.add_argument("--no-build", action="store_true", help="execute notebooks but skip jupyter-book")

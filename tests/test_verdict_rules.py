@@ -96,8 +96,9 @@ def test_smaller_spread_holds_its_level_at_five_runs(noise):
 
 def test_smaller_spread_decides_a_fourfold_spread():
     rng = np.random.default_rng(1)
+    spreads = (("t", 0.05), ("c", 0.2))
     frame = pd.DataFrame([{"algorithm": a, "dataset": "d", "click_model": "p", "fold": 1, "seed": s,
-                           "m": 1 + sd * rng.standard_normal()} for s in range(40) for a, sd in (("t", 0.05), ("c", 0.2))])
+                           "m": 1 + sd * rng.standard_normal()} for s in range(40) for a, sd in spreads])
     assert judge(claim("smaller_spread", treatment="t", control="c"), frame, "text")["verdict"] == "reproduced"
     swapped = frame.assign(algorithm=frame["algorithm"].map({"t": "c", "c": "t"}))
     assert judge(claim("smaller_spread", treatment="t", control="c"), swapped, "text")["verdict"] == "not reproduced"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -145,6 +146,7 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     Nothing is stored for a diverged run either way.
     """
     store = store or ResultStore()
+    dask = dask or os.environ.get(DASK_ENV) or None      # (olr book/claims --dask: every grid of every page)
     worker_count(jobs)                                   # a bad --jobs fails before anything runs
     keys = [spec_key(s, data_dir) for s in specs]
     todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
@@ -162,6 +164,38 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
         bar.update(1)
     bar.close()
     return keys
+
+
+DASK_ENV = "OLR_DASK"
+
+
+@contextlib.contextmanager
+def dask_scheduler(address: str | None, jobs: int = -1):
+    """While open, every :func:`run_grid` of this process and of those it starts (the book's page processes
+    and their kernels inherit ``$OLR_DASK``) sends its runs to the Dask scheduler at ``address``; results are
+    stored by the process that asked for them, as without Dask. ``"local"`` starts one ``LocalCluster``
+    (``jobs`` workers, every core by default) that all of them share, closed at the end. None: no change."""
+    if not address:
+        yield None
+        return
+    cluster = None
+    if address == "local":
+        from dask.distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=worker_count(jobs if jobs != 1 else -1), threads_per_worker=1,
+                               processes=True)
+        address = cluster.scheduler_address
+    previous = os.environ.get(DASK_ENV)
+    os.environ[DASK_ENV] = address
+    try:
+        yield address
+    finally:
+        if previous is None:
+            os.environ.pop(DASK_ENV, None)
+        else:
+            os.environ[DASK_ENV] = previous
+        if cluster is not None:
+            cluster.close()
 
 
 def worker_count(jobs: int) -> int:

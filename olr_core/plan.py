@@ -1,0 +1,245 @@
+"""What a build still has to compute, and what it would cost (``olr book --plan``, ``olr claims --plan``),
+from the run specs alone and the store's record of the CPU seconds of the runs it holds."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import os
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from . import experiments
+from .experiments import ResultStore
+from .experiments.runner import data_fingerprint, spec_key
+from .experiments.store import COST_PARAMETERS, key_of
+
+
+def claim_grids(paper: str | None, profile: str, data_dir=None, seeds: int | None = None,
+                rankers=()) -> dict[tuple, list]:
+    """{(paper, configuration, experiment): run specs} of the claims of ``paper`` (every paper for None) at
+    ``profile`` (with ``rankers`` of your own): the grids :func:`..reproductions.verdicts.paper_frames` runs."""
+    from .data.registry import find_datasets
+    from .reproductions.verdicts import PROFILES, _modules, with_method
+
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    out = {}
+    for module in _modules(paper):
+        datasets, _ = find_datasets(module.MAIN_DATASETS, data_dir)
+        for config in module.CONFIGS:
+            grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds),
+                                rankers)
+            out.update({(module.PAPER, config, name): specs for name, specs in grids.items() if specs})
+    return out
+
+
+def claim_run_keys(paper: str | None, profile: str, data_dir=None, store: ResultStore | None = None) -> list[str]:
+    """The keys of the claims' runs of ``paper`` at ``profile`` that ``store`` holds (in grid order, once each)."""
+    store = store or ResultStore()
+    keys = (spec_key(s, data_dir) for specs in claim_grids(paper, profile, data_dir).values() for s in specs)
+    return [k for k in dict.fromkeys(keys) if store.has(k)]
+
+
+GRID_CALLS = ("run_grid", "claim_records")
+
+
+def _grid_statements(tree, names) -> list[int]:
+    """Indices of a cell's top-level statements that name one of ``names`` (functions that run grids)."""
+    def calls(node) -> bool:
+        return getattr(node, "id", None) in names or getattr(node, "attr", None) in names
+
+    return [i for i, stmt in enumerate(tree.body) if any(calls(n) for n in ast.walk(stmt))]
+
+
+def _grid_functions(trees) -> set[str]:
+    """:data:`GRID_CALLS` and every function a page defines that calls one of them (directly or not)."""
+    names, defs = set(GRID_CALLS), [n for tree in trees for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    while True:
+        more = {d.name for d in defs if d.name not in names and _grid_statements(ast.Module(d.body, []), names)}
+        if not more:
+            return names
+        names |= more
+
+
+@contextlib.contextmanager
+def _recording(collected: list, data_dir):
+    """:func:`run_grid` and :func:`claim_records` replaced by recorders: each adds the specs it would run to
+    ``collected`` and runs nothing (the grid's keys, no records)."""
+    from .experiments import runner
+    from .reproductions import verdicts
+
+    def record_grid(specs, *_, **__):
+        collected.extend(specs)
+        return []
+
+    def record_claims(paper=None, profile="quick", data_dir=None, jobs=1, store=None, compute=True, seeds=None,
+                      rankers=()):
+        collected.extend(s for specs in claim_grids(paper, profile, data_dir, seeds, rankers).values() for s in specs)
+        return []
+
+    saved = (experiments.run_grid, runner.run_grid, verdicts.claim_records)
+    experiments.run_grid = runner.run_grid = record_grid
+    verdicts.claim_records = record_claims
+    try:
+        yield
+    finally:
+        experiments.run_grid, runner.run_grid, verdicts.claim_records = saved
+
+
+def page_specs(root: Path, entry: dict, profile: str, data_dir: str | None = None) -> list:
+    """The run specs a book page would compute at ``profile``: its code cells are executed in this process up
+    to its last statement that runs a grid (or judges claims), with the page's parameters and those calls
+    recording their specs instead of running them; a statement that fails (e.g. reading a run not yet stored)
+    is skipped. [] for a page that stores no runs."""
+    import nbformat
+
+    from .book import parameters_for
+
+    cells = [c for c in nbformat.read(root / "notebooks" / entry["notebook"], as_version=4).cells
+             if c.cell_type == "code"]
+    trees = [ast.parse("\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+             for c in cells]
+    names = _grid_functions(trees)
+    last = max((i for i, tree in enumerate(trees) if _grid_statements(tree, names)), default=-1)
+    collected, namespace = [], {"__name__": "__olr_plan__"}
+    values = {**parameters_for(entry, profile), **({"data_dir": data_dir} if data_dir else {})}
+    previous = os.getcwd()
+    with _recording(collected, data_dir), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        os.chdir(root / "notebooks")
+        try:
+            for cell, tree in zip(cells[:last + 1], trees[:last + 1]):
+                marks = _grid_statements(tree, names)
+                for stmt in tree.body[: marks[-1] + 1] if marks else tree.body:
+                    try:
+                        exec(compile(ast.Module([stmt], []), f"<{entry['notebook']}>", "exec"), namespace)
+                    except Exception:           # noqa: BLE001  (a later statement may still name runs)
+                        pass
+                if "parameters" in cell.metadata.get("tags", []):
+                    namespace.update({k: v for k, v in values.items() if k in namespace})
+        finally:
+            os.chdir(previous)
+    return collected
+
+
+def _kind(spec: dict) -> tuple[str, str]:
+    """A run's kind as the execution page names it, without its horizon: (algorithm with the parameters that
+    change a round's cost, data set)."""
+    shown = ",".join(f"{k}={v}" for k, v in sorted(spec.get("params", {}).items()) if k in COST_PARAMETERS)
+    return (f"{spec['algorithm']}({shown})" if shown else spec["algorithm"]), spec["dataset"]
+
+
+def stored_costs(store: ResultStore) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    """{(kind, data set): [(rounds, CPU seconds)]} of every run the store holds (wall seconds where a run
+    recorded no CPU time), from the runs' metadata alone."""
+    costs = {}
+    for key in store.keys():
+        try:
+            with np.load(store.path(key), allow_pickle=False) as z:
+                meta = json.loads(str(z["__meta__"]))
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError):
+            continue
+        seconds = float(meta.get("cpu_seconds", meta.get("seconds", 0.0)))
+        costs.setdefault(_kind(meta["spec"]), []).append((int(meta["spec"]["rounds"]), seconds))
+    return costs
+
+
+def estimate_seconds(spec: dict, costs: dict) -> tuple[float | None, str]:
+    """(estimated CPU seconds, basis) of a run: the mean of stored runs of its kind, data set and horizon
+    ("measured"); else the per-round cost of its kind on its data set ("scaled"), on any data set ("other data")
+    or of its algorithm with other parameters ("other parameters"), times its rounds; else (None, "unknown")."""
+    kind, dataset = _kind(spec)
+    rounds = int(spec["rounds"])
+    exact = [s for r, s in costs.get((kind, dataset), []) if r == rounds]
+    if exact:
+        return float(np.mean(exact)), "measured"
+    algorithm = spec["algorithm"]
+    for basis, match in (("scaled", lambda k, d: (k, d) == (kind, dataset)), ("other data", lambda k, d: k == kind),
+                         ("other parameters", lambda k, d: k.split("(")[0] == algorithm)):
+        runs = [(r, s) for (k, d), pairs in costs.items() if match(k, d) for r, s in pairs]
+        if runs and sum(r for r, _ in runs) > 0:
+            return rounds * sum(s for _, s in runs) / sum(r for r, _ in runs), basis
+    return None, "unknown"
+
+
+def plan_groups(groups: dict[str, list], store: ResultStore, data_dir=None) -> list[dict]:
+    """Per group (a page or a claim group): its runs, those the store lacks (a run two groups share counts in
+    the first), their estimated CPU seconds, how each estimate was made, and the kinds whose cost is unknown."""
+    costs, seen, out, described = stored_costs(store), set(), [], {}
+    for name, specs in groups.items():
+        row = {"group": name, "runs": 0, "missing": 0, "cpu_seconds": 0.0, "longest": 0.0, "basis": {}, "unknown": {}}
+        for spec in specs:                    # (pages share many runs: each spec is described and keyed once)
+            if repr(spec) not in described:
+                canonical = spec.canonical()
+                fingerprint = data_fingerprint(spec.dataset, spec.fold, data_dir)
+                described[repr(spec)] = (key_of({"spec": canonical, "data": fingerprint}), canonical)
+        for key, canonical in dict(described[repr(s)] for s in specs).items():
+            row["runs"] += 1
+            if key in seen or store.has(key):
+                continue
+            seen.add(key)
+            row["missing"] += 1
+            seconds, basis = estimate_seconds(canonical, costs)
+            row["basis"][basis] = row["basis"].get(basis, 0) + 1
+            if seconds is None:
+                label = f"{' on '.join(_kind(canonical))}, {canonical['rounds']:,} rounds"
+                row["unknown"][label] = row["unknown"].get(label, 0) + 1
+            else:
+                row["cpu_seconds"] += seconds
+                row["longest"] = max(row["longest"], seconds)
+        out.append(row)
+    return out
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds:,.0f} s" if seconds < 3600 else f"{seconds:,.0f} s ({seconds / 3600:,.1f} h)"
+
+
+def format_plan(rows: list[dict], what: str, cores: int) -> str:
+    """The plan as text: one line per group, the kinds of unknown cost, and the total with its wall time on
+    ``cores`` cores (the CPU seconds spread evenly, but never less than the longest run)."""
+    if not isinstance(cores, int) or cores < 1:
+        raise ValueError(f"option --cores={cores!r} is invalid; use a positive count of cores")
+    width = max([len(r["group"]) for r in rows] + [10])
+    lines = [f"{what}: runs still missing from the store and their estimated CPU seconds",
+             f"{'':{width}}  {'runs':>6}  {'missing':>7}  {'CPU seconds':>12}  how estimated"]
+    for r in rows:
+        basis = ", ".join(f"{n} {b}" for b, n in r["basis"].items()) or "-"
+        lines.append(f"{r['group']:<{width}}  {r['runs']:>6,}  {r['missing']:>7,}  {r['cpu_seconds']:>12,.0f}  {basis}")
+        for label, n in r["unknown"].items():
+            lines.append(f"{'':{width}}    unknown cost (no stored run of this algorithm): {n} x {label}")
+    total = sum(r["cpu_seconds"] for r in rows)
+    missing, unknown = sum(r["missing"] for r in rows), sum(sum(r["unknown"].values()) for r in rows)
+    wall = max(total / cores, max((r["longest"] for r in rows), default=0.0))
+    lines.append(f"total: {missing:,} runs missing, ~{_hours(total)} CPU; "
+                 f"~{_hours(wall)} wall on {cores} core(s)"
+                 + (f"; {unknown:,} run(s) of unknown cost not counted" if unknown else ""))
+    return "\n".join(lines)
+
+
+def book_plan(profile: str, only: str | None = None, data_dir=None, cores: int | None = None,
+              store: ResultStore | None = None) -> str:
+    """``olr book --plan``: per page of the manifest (or those ``only`` names), the runs it would compute."""
+    from .book import _book_environment, load_manifest, page_name, select_entries
+
+    root = _book_environment(data_dir)                 # the book's store and data, as 'olr book' finds them
+    data_dir = None if data_dir is None else os.environ["OLR_DATA_DIR"]
+    entries = select_entries(load_manifest(root), only)
+    groups = {page_name(e): page_specs(root, e, profile, data_dir) for e in entries}
+    rows = plan_groups(groups, store or ResultStore(), data_dir)
+    return format_plan(rows, f"olr book --profile {profile}", cores or os.cpu_count() or 1)
+
+
+def claims_plan(paper: str | None, profile: str, data_dir=None, cores: int | None = None, seeds: int | None = None,
+                store: ResultStore | None = None) -> str:
+    """``olr claims --plan``: per claim group (paper, configuration, experiment), the runs it would compute."""
+    groups = {"/".join(name): specs for name, specs in claim_grids(paper, profile, data_dir, seeds).items()}
+    rows = plan_groups(groups, store or ResultStore(), data_dir)
+    return format_plan(rows, f"olr claims {paper or '(all papers)'} --profile {profile}", cores or os.cpu_count() or 1)

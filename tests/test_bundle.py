@@ -1,0 +1,148 @@
+"""olr store export / import: a bundle round-trips whole, and any damaged or mismatched bundle is refused
+before anything of it is written."""
+
+import hashlib
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from olr_core.cli import main
+from olr_core.experiments import ResultStore, expand_grid, run_grid
+from olr_core.experiments import bundle as bundles
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = ResultStore(tmp_path / "source")
+    run_grid(expand_grid({"algorithms": ["random", "oracle", "pdgd"], "rounds": 15, "seeds": 2}), store)
+    return store
+
+
+def _files(store: ResultStore) -> dict:
+    return {p.relative_to(store.root): p.read_bytes() for p in store.root.glob("*/*.npz")}
+
+
+def _reseal(path, manifest: dict, blobs: dict) -> None:
+    """A bundle with this manifest and these files whose own SHA-256 is right (a forged, not a damaged, file)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        bundle.writestr("manifest.json", json.dumps(manifest))
+        for name, blob in blobs.items():
+            bundle.writestr(name, blob)
+        bundle.comment = b"0" * bundles.DIGEST_BYTES
+    data = buffer.getvalue()[:-bundles.DIGEST_BYTES]
+    path.write_bytes(data + hashlib.sha256(data).hexdigest().encode())
+
+
+def test_round_trip_keeps_every_run_byte_for_byte_and_the_store_check_clean(store, tmp_path, capsys):
+    bundle = tmp_path / "runs.olrbundle"
+    assert main(["store", "export", str(bundle), "--results", str(store.root)]) == 0
+    assert "6 run(s)" in capsys.readouterr().out
+    target = tmp_path / "target"
+    assert main(["store", "import", str(bundle), "--results", str(target)]) == 0
+    assert "6 run(s) added, 0 already stored" in capsys.readouterr().out
+    assert _files(ResultStore(target)) == _files(store)
+    assert main(["store", "check", "--results", str(target)]) == 0
+    assert "6 readable run(s), 0 set aside now, 0 file(s) in the quarantine" in capsys.readouterr().out
+    record, = bundles.imported_bundles(ResultStore(target))
+    assert record["bundle"] == "runs.olrbundle" and record["runs"] == 6 and sorted(record["keys"]) == store.keys()
+    assert main(["store", "import", str(bundle), "--results", str(target)]) == 0     # again: nothing new
+    assert "0 run(s) added, 6 already stored" in capsys.readouterr().out
+    assert len(bundles.imported_bundles(ResultStore(target))) == 1
+
+
+@pytest.mark.parametrize("where", [0.0, 0.05, 0.3, 0.5, 0.8, 0.97, 0.995, 1.0])
+def test_one_changed_byte_anywhere_is_refused_and_nothing_is_imported(store, tmp_path, capsys, where):
+    bundle = tmp_path / "runs.olrbundle"
+    bundles.export_bundle(store, bundle)
+    data = bytearray(bundle.read_bytes())
+    offset = min(int(where * len(data)), len(data) - 1)
+    data[offset] ^= 0x01
+    bundle.write_bytes(bytes(data))
+    target = ResultStore(tmp_path / "target")
+    kept = run_grid(expand_grid({"algorithms": ["random"], "rounds": 7}), target)
+    before = _files(target)
+    assert main(["store", "import", str(bundle), "--results", str(target.root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olr: error: bundle") and "nothing imported" in err and err.count("\n") == 1
+    assert _files(target) == before and target.keys() == kept and bundles.imported_bundles(target) == []
+
+
+def test_a_truncated_bundle_is_refused(store, tmp_path):
+    bundle = tmp_path / "runs.olrbundle"
+    bundles.export_bundle(store, bundle)
+    bundle.write_bytes(bundle.read_bytes()[: bundle.stat().st_size // 2])
+    with pytest.raises(bundles.BundleError, match="truncated or was changed"):
+        bundles.read_bundle(bundle)
+
+
+def _forged(store, tmp_path, change) -> ResultStore:
+    bundle = tmp_path / "runs.olrbundle"
+    bundles.export_bundle(store, bundle)
+    with zipfile.ZipFile(bundle) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        blobs = {n: z.read(n) for n in z.namelist() if n != "manifest.json"}
+    change(manifest, blobs)
+    _reseal(bundle, manifest, blobs)
+    target = ResultStore(tmp_path / "target")
+    with pytest.raises(bundles.BundleError, match="nothing imported"):
+        bundles.import_bundle(target, bundle)
+    assert target.keys() == [] and bundles.imported_bundles(target) == []
+    return target
+
+
+def test_a_resealed_bundle_whose_run_was_swapped_is_refused(store, tmp_path):
+    def swap(manifest, blobs):              # run 0's file replaced by run 1's, checksums made to fit
+        a, b = manifest["runs"][0], manifest["runs"][1]
+        blobs[f"runs/{a['key']}.npz"] = blobs[f"runs/{b['key']}.npz"]
+        a["sha256"], a["bytes"] = b["sha256"], b["bytes"]
+    _forged(store, tmp_path, swap)
+
+
+def test_a_manifest_that_misdescribes_a_run_is_refused(store, tmp_path):
+    def other_data(manifest, blobs):
+        manifest["runs"][2]["data"] = "another data set"
+    _forged(store, tmp_path, other_data)
+
+
+def test_a_run_missing_from_the_zip_is_refused(store, tmp_path):
+    def drop(manifest, blobs):
+        del blobs[f"runs/{manifest['runs'][-1]['key']}.npz"]
+    _forged(store, tmp_path, drop)
+
+
+def test_the_provenance_note_names_the_bundle_a_page_read(store, tmp_path, monkeypatch):
+    from olr_core.book import imported_runs_note
+
+    bundle = tmp_path / "dsp-paper.olrbundle"
+    bundles.export_bundle(store, bundle, store.keys()[:4], profile="paper")
+    target = ResultStore(tmp_path / "target")
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(target.root))
+    assert imported_runs_note() == ""                                     # nothing imported: nothing said
+    record = bundles.import_bundle(target, bundle)
+    log = tmp_path / "runs.log"
+    log.write_text("".join(f"reused {k}\n" for k in store.keys()[1:6]) + "computed abc\n")
+    monkeypatch.setenv("OLR_RUN_LOG", str(log))
+    note = imported_runs_note()
+    assert "3 of its runs came from the imported bundle `dsp-paper.olrbundle`" in note
+    assert "profile **paper**" in note and record["sha256"][:16] in note
+    log.write_text("computed abc\n")
+    assert "None of its runs" in imported_runs_note()
+
+
+def test_export_of_a_paper_at_a_profile_takes_only_its_claims_runs(tmp_path, capsys):
+    from olr_core.experiments.runner import spec_key
+    from olr_core.plan import claim_grids
+
+    store = ResultStore(tmp_path / "source")
+    specs = claim_grids("dsp", "tiny")[("dsp", "text", "main")][:2]
+    run_grid(specs + expand_grid({"algorithms": ["random"], "rounds": 9}), store)
+    bundle = tmp_path / "dsp.olrbundle"
+    assert main(["store", "export", str(bundle), "--paper", "dsp", "--profile", "tiny",
+                 "--results", str(store.root)]) == 0
+    manifest, runs = bundles.read_bundle(bundle)
+    assert sorted(runs) == sorted(spec_key(s) for s in specs) and manifest["profile"] == "tiny"
+    assert all(np.isfinite(e["bytes"]) and e["code"] for e in manifest["runs"])
