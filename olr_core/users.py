@@ -217,6 +217,9 @@ def feedback_of_user(name: str) -> tuple[str, int | None]:
     return "clicks", None
 
 
+MAX_TABLE_GRADE = 4       # the click models' grade tables cover grades 0 .. 4
+
+
 def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
     """The user model ``name`` for a data set whose highest grade is ``max_grade``.
 
@@ -230,6 +233,10 @@ def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff:
         return PositionBasedClickModel(name, tuple(params.get("click_prob", click)), float(params.get("eta", 1.0)),
                                        cutoff)
     if is_click_model_name(name):
+        if max_grade > MAX_TABLE_GRADE:
+            raise ValueError(f"the data set's grades reach {max_grade}, beyond the click models' grade tables "
+                             f"(0 .. {MAX_TABLE_GRADE}); use a user of your own that defines its clicks (-c "
+                             "module:Class), as the logistic users of olr_core.reproductions.worlds do")
         return build_click_model(name, max_grade, stop_rule, cutoff)
     if top_k_of(name) is not None:
         return TopKRelevanceUser(k=top_k_of(check_user_name(name, cutoff)))

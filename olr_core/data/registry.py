@@ -208,15 +208,18 @@ def _plugin_fold(spec: DatasetSpec, fold: int) -> Fold:
 
 
 def _grades_in_tables(name: str, fold: Fold) -> Fold:
-    """A data plug-in's fold, its grades checked against the user models' grade tables (0 .. 4)."""
+    """A data plug-in's fold, its grades checked against the user models' grade tables (0 .. 4), or against the
+    scale the data declares (``RankingData.max_grade``) when it declares one beyond them: such data are for users
+    of your own, which define their clicks (a click model refuses them)."""
     from .letor import MAX_GRADE
 
     for split in ("train", "vali", "test"):
-        labels = getattr(fold, split).labels
-        outside = labels[(labels < 0) | (labels > MAX_GRADE)]
+        data = getattr(fold, split)
+        top = max(MAX_GRADE, int(data.max_grade))
+        outside = data.labels[(data.labels < 0) | (data.labels > top)]
         if len(outside):
             raise ValueError(f"data set {name}: its {split} split has grade {outside[0]}; grades must be integers "
-                             f"0 .. {MAX_GRADE} (the user models' grade tables)")
+                             f"0 .. {top} (the user models' grade tables, or the scale the data declares)")
     return one_grade_scale(fold)
 
 
