@@ -404,7 +404,7 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
             reason += "; one run per cell shows no spread: at least 3 runs per cell are needed to judge it"
         elif needed:
             reason += (f"; about {needed:,} runs per cell (now {most}) would decide it with {POWER:.0%} power "
-                       f"(every undecided cell at the Holm level, taking its margin and spread as true)")
+                       f"(every undecided cell above 0 at 95 %, taking its margin and spread as true)")
         else:
             reason += "; the runs show no margin or spread to extrapolate from"
     return Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed)
