@@ -97,7 +97,7 @@ VERDICT_RULE = {
                              "above 0 in every cell, our interval lies below the paper's number in every cell",
     "inconclusive": "the interval lies above 0 in no cell and below 0 in none; the reason gives the largest margin "
                     "the runs still allow, how many runs per cell would decide the claim with 80 % power (a power "
-                    "calculation at the Holm level over the undecided cells), and the command that runs them",
+                    "calculation over the undecided cells, each to exclude 0 at 95 %), and the command that runs them",
     "not testable here": "the claim needs data or recordings this build does not have, or is true by "
                          "construction; the reason says which",
 }
@@ -170,7 +170,6 @@ class Cell:
     low: float = float("nan")
     high: float = float("nan")
     scale: float = 1.0              # margin x scale = the paper's units (e.g. 100 / control mean for a gain in %)
-    level: float = ALPHA            # the two-sided level (1 - confidence) of [low, high], set by Holm
 
     def record(self) -> dict:
         return {"cell": self.name, "margin": _finite(self.margin), "ci_low": _finite(self.low),
@@ -315,7 +314,7 @@ def holm_intervals(cells: list[Cell]) -> list[Cell]:
 
 
 def _set_level(cell: Cell, level: float) -> None:
-    cell.level = level
+    """The cell's interval [low, high] at two-sided ``level`` (1 - confidence)."""
     low, high = cell.interval(np.array([level]))
     cell.low, cell.high = float(low[0]), float(high[0])
 
@@ -432,11 +431,17 @@ def _cells(frame: pd.DataFrame, claim: Claim):
 def _paired(part: pd.DataFrame, a, b, metric: str, column: str = "algorithm") -> pd.DataFrame:
     """Runs of ``a`` and ``b`` side by side, one row per data set, fold and seed. Two runs of one of them
     under the same keys are an error (averaging them would count two runs as one pair)."""
-    keys = [k for k in PAIR_KEYS if k in part]
-    rows = part[part[column].isin([a, b])]
-    _refuse_duplicates(rows, [*keys, column])
-    wide = rows.pivot_table(index=keys, columns=column, values=metric, dropna=False)
+    wide = _side_by_side(part, [a, b], metric, column)
     return wide.dropna() if a in wide and b in wide else pd.DataFrame(columns=[a, b])
+
+
+def _side_by_side(part: pd.DataFrame, names: list, metric: str, column: str = "algorithm") -> pd.DataFrame:
+    """The metric of the runs of ``names`` (values of ``column``), one column each, one row per data set, fold and
+    seed; two runs of one name under the same keys are refused."""
+    keys = [k for k in PAIR_KEYS if k in part]
+    rows = part[part[column].isin(names)]
+    _refuse_duplicates(rows, [*keys, column])
+    return rows.pivot_table(index=keys, columns=column, values=metric, dropna=False)
 
 
 def _refuse_duplicates(rows: pd.DataFrame, keys: list) -> None:
@@ -788,11 +793,8 @@ def rule_closer(frame, claim, treatment: str, near: str, far: str, share: float 
     (t - far) - share (near - far), paired over runs of one data set, fold and seed (``share`` 0.5: it lies
     nearer ``near`` than ``far``); ``ours`` gives the share of the gap closed."""
     cells, texts = [], []
-    keys = [k for k in PAIR_KEYS if k in frame]
     for cell, part in _cells(frame, claim):
-        rows = part[part["algorithm"].isin([treatment, near, far])]
-        _refuse_duplicates(rows, [*keys, "algorithm"])
-        wide = rows.pivot_table(index=keys, columns="algorithm", values=claim.metric)
+        wide = _side_by_side(part, [treatment, near, far], claim.metric)
         if not {treatment, near, far} <= set(wide.columns):
             continue
         wide = wide.dropna()

@@ -147,14 +147,14 @@ def cmd_grid(args) -> int:
 def cmd_claims(args) -> int:
     from .budget import require_approval
     from .experiments import ResultStore
-    from .reproductions.verdicts import claim_records, claims_plan
+    from .reproductions.verdicts import claim_records, claims_budget
 
     if args.plan:
         from .plan import claims_plan as missing_runs
 
         print(missing_runs(args.paper, args.profile, args.data_dir, args.cores, args.seeds, ResultStore(args.results)))
         return 0
-    plan = claims_plan(args.paper, args.profile, args.data_dir, args.seeds, args.with_rankers or (), args.jobs)
+    plan = claims_budget(args.paper, args.profile, args.data_dir, args.seeds, args.with_rankers or (), args.jobs)
     require_approval(plan, args.yes, f"olr claims {args.paper or '(every paper)'} --profile {args.profile}")
 
     from .experiments.runner import dask_scheduler

@@ -16,27 +16,9 @@ import numpy as np
 
 from . import experiments
 from .experiments import ResultStore
-from .experiments.runner import data_fingerprint, spec_key
-from .experiments.store import COST_PARAMETERS, key_of
-
-
-def claim_grids(paper: str | None, profile: str, data_dir=None, seeds: int | None = None,
-                rankers=()) -> dict[tuple, list]:
-    """{(paper, configuration, experiment): run specs} of the claims of ``paper`` (every paper for None) at
-    ``profile`` (with ``rankers`` of your own): the grids :func:`..reproductions.verdicts.paper_frames` runs."""
-    from .data.registry import find_datasets
-    from .reproductions.verdicts import PROFILES, _modules, with_method
-
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
-    out = {}
-    for module in _modules(paper):
-        datasets, _ = find_datasets(module.MAIN_DATASETS, data_dir)
-        for config in module.CONFIGS:
-            grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds),
-                                rankers)
-            out.update({(module.PAPER, config, name): specs for name, specs in grids.items() if specs})
-    return out
+from .experiments.runner import spec_key
+from .experiments.store import COST_PARAMETERS
+from .reproductions.verdicts import claim_grids
 
 
 def claim_run_keys(paper: str | None, profile: str, data_dir=None, store: ResultStore | None = None) -> list[str]:
@@ -177,9 +159,7 @@ def plan_groups(groups: dict[str, list], store: ResultStore, data_dir=None) -> l
         row = {"group": name, "runs": 0, "missing": 0, "cpu_seconds": 0.0, "longest": 0.0, "basis": {}, "unknown": {}}
         for spec in specs:                    # (pages share many runs: each spec is described and keyed once)
             if repr(spec) not in described:
-                canonical = spec.canonical()
-                fingerprint = data_fingerprint(spec.dataset, spec.fold, data_dir)
-                described[repr(spec)] = (key_of({"spec": canonical, "data": fingerprint}), canonical)
+                described[repr(spec)] = (spec_key(spec, data_dir), spec.canonical())
         for key, canonical in dict(described[repr(s)] for s in specs).items():
             row["runs"] += 1
             if key in seen or store.has(key):

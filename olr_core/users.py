@@ -217,7 +217,7 @@ def feedback_of_user(name: str) -> tuple[str, int | None]:
     return "clicks", None
 
 
-MAX_TABLE_GRADE = 4       # the click models' grade tables cover grades 0 .. 4
+MAX_TABLE_GRADE = max(CASCADE_PRESETS)      # the click models' grade tables cover grades 0 .. 4
 
 
 def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
@@ -228,15 +228,15 @@ def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff:
     ``max_grade``, and binary data use the extremes of the 3-grade table. ``stop_rule`` applies to
     the cascade. ``pbm`` also takes ``click_prob`` and ``eta`` as keyword parameters.
     """
+    if (name == "pbm" or is_click_model_name(name)) and max_grade > MAX_TABLE_GRADE:
+        raise ValueError(f"the data set's grades reach {max_grade}, beyond the click models' grade tables "
+                         f"(0 .. {MAX_TABLE_GRADE}); use a user of your own that defines its clicks (-c "
+                         "module:Class), as the logistic users of olr_core.reproductions.worlds do")
     if name == "pbm" and params:
         click = CASCADE_PRESETS[4 if max_grade >= 3 else 2]["informational"][0]
         return PositionBasedClickModel(name, tuple(params.get("click_prob", click)), float(params.get("eta", 1.0)),
                                        cutoff)
     if is_click_model_name(name):
-        if max_grade > MAX_TABLE_GRADE:
-            raise ValueError(f"the data set's grades reach {max_grade}, beyond the click models' grade tables "
-                             f"(0 .. {MAX_TABLE_GRADE}); use a user of your own that defines its clicks (-c "
-                             "module:Class), as the logistic users of olr_core.reproductions.worlds do")
         return build_click_model(name, max_grade, stop_rule, cutoff)
     if top_k_of(name) is not None:
         return TopKRelevanceUser(k=top_k_of(check_user_name(name, cutoff)))

@@ -104,7 +104,7 @@ def test_every_rule_returns_each_verdict_and_weighs_the_noise(rule):
     assert many.count("reproduced") >= 17, many          # the power of 30 runs at this effect: about 90 % or more
     for record in few:
         if record["verdict"] == "inconclusive":
-            assert record["runs_needed"] > 3 and "runs per cell" in record["reason"]
+            assert "runs per cell" in record["reason"]     # the count itself: test_verdict_rules' power tests
         assert [c["cell"].split("/")[0] for c in record["cells"]] == ["perfect", "navigational"]
         for c in record["cells"]:
             assert c["ci_low"] <= c["margin"] <= c["ci_high"] and c["runs"] == 3
@@ -398,7 +398,6 @@ def test_no_claim_is_judged_on_the_runs_that_tuned_it():
             tuning = neural.tuning_specs("synth-mq-5g", 3, 50, grid) + pairrank.tuning_specs("synth-mq", 3, 50)
             assert {s.eval_split for s in tuning} == {"vali"}
             assert not judged & {s.seed for s in tuning}
-    assert neural.SHARED_TUNING == {}
     assert {"olranknet", "ollambdarank"} <= set(neural.TUNING_GRIDS["quick"])
     assert {s.algorithm for s in neural.tuning_specs("synth-mq-5g", 1, 50)} >= {"olranknet", "ollambdarank"}
 

@@ -481,11 +481,11 @@ def test_a_grid_beyond_the_budget_is_refused_before_its_runs_are_described(tmp_p
 
 
 def test_a_plan_counts_cpu_time_and_memory():
-    from olr_core.budget import BYTES_PER_PLANNED_RUN, BYTES_PER_ROUND, Plan
+    from olr_core.budget import Plan
 
     plan = Plan(runs=100, rounds=3_600_000, longest=50_000, workers=2)
     assert plan.cpu_hours == pytest.approx(1.0) and not plan.over()
-    assert plan.memory_gb == pytest.approx((100 * BYTES_PER_PLANNED_RUN + 2 * 50_000 * BYTES_PER_ROUND) / 1e9)
+    assert plan.memory_gb == pytest.approx(0.0068096)   # 100 planned runs and two 50,000-round runs in memory
     assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
 
 

@@ -180,7 +180,6 @@ def test_one_uncertain_pair_can_make_the_whole_list_one_block():
     certain[0, n - 1] = False                                             # ... but the first and the last
     order, starts = certain_blocks(certain, scores, np.random.default_rng(0))
     assert list(starts) == [0, n]                                         # one block of all n documents
-    assert math.comb(n, 2) > 1                                            # a shuffle can cost C(n, 2), not N(N+1)/2 = 1
 
 
 # -- dsp.md: the exercise's exact answer and the reflection check ---------------------------------------------------
@@ -196,8 +195,7 @@ def test_projected_step_is_biased_when_an_outside_document_matters():
     assert np.allclose(mean_zau, [exact[0], 0.0], atol=3e-3)
 
 
-def test_reflection_defect_separates_nsgd_from_uniform_proposals():
-    assert dsp.reflection_defect("mgd_dsp", "synth-mq", draws=20) == 0.0
+def test_nsgd_proposals_are_not_reflection_invariant():
     assert dsp.reflection_defect("nsgd_dsp", "synth-mq", draws=20) > 0.1
 
 

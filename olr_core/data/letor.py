@@ -72,6 +72,7 @@ def _fail(path, lineno, what, fix):
 
 def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None, max_grade: int | None = None):
     labels, qids, rows, cols, vals = [], [], [], [], []
+    top = MAX_GRADE if max_grade is None else max_grade
     for lineno, line in enumerate(lines, start=1):
         tokens = line.split()
         if not tokens:
@@ -84,7 +85,6 @@ def _parse_lines(path: Path, lines, has_qid: bool, n_features: int | None, max_g
         if not math.isfinite(label) or label != int(label) or label < 0:
             _fail(path, lineno, f"relevance label {tokens[0]!r} is not a non-negative integer grade",
                   "Use integer grades 0, 1, 2, ...")
-        top = MAX_GRADE if max_grade is None else max_grade
         if label > top:
             _fail(path, lineno, f"relevance label {tokens[0]} is above the highest grade {top} "
                   + ("of the data set" if max_grade is not None else "of the user models' grade tables (0 .. 4)"),

@@ -1,7 +1,7 @@
 """Results that travel: stored runs packed into one checked bundle (``olr store export`` / ``import``).
 
-A bundle is a zip file: ``manifest.json`` (per run: key, spec, data fingerprint, code fingerprint, size and
-SHA-256 of its file) and ``runs/<key>.npz`` (the store's own files, byte for byte). The zip's comment holds
+A bundle is a zip file: ``manifest.json`` (per run: key, spec with its code fingerprint, data fingerprint, size
+and SHA-256 of its file) and ``runs/<key>.npz`` (the store's own files, byte for byte). The zip's comment holds
 the SHA-256 of every byte before it, so that one changed byte anywhere in the file is caught. An import
 verifies the whole bundle before it writes anything; what the store already holds is never replaced. The
 store keeps a list of what it imported (``imports.json``), which the book's pages name.
@@ -12,14 +12,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import time
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from .store import ResultStore, key_of
+from .store import STORE_FIX, ResultStore, key_of, write_atomically
 
 FORMAT = "olr-bundle/1"
 DIGEST_BYTES = 64            # the hex SHA-256 in the zip's comment, the file's last bytes
@@ -52,20 +51,19 @@ def export_bundle(store: ResultStore, path, keys: list[str] | None = None, profi
         blob = store.path(key).read_bytes()
         meta = _stored_meta(blob)
         entries.append({"key": key, "spec": meta["spec"], "data": meta.get("data", ""),
-                        "code": meta["spec"].get("code", ""), "bytes": len(blob), "sha256": _digest(blob)})
+                        "bytes": len(blob), "sha256": _digest(blob)})
         blobs[key] = blob
     manifest = {"format": FORMAT, "profile": profile, "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "runs": entries}
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as bundle:
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_STORED) as bundle:
         bundle.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
         for key, blob in blobs.items():
             bundle.writestr(f"runs/{key}.npz", blob)
         bundle.comment = b"0" * DIGEST_BYTES
-    data = tmp.read_bytes()
-    tmp.write_bytes(data[:-DIGEST_BYTES] + _digest(data[:-DIGEST_BYTES]).encode())
-    os.replace(tmp, path)
+    body = zipped.getvalue()[:-DIGEST_BYTES]
+    write_atomically(Path(path), lambda tmp: tmp.write_bytes(body + _digest(body).encode()), "the bundle",
+                     "free space or name another file")
     return manifest
 
 
@@ -115,8 +113,7 @@ def _checked_runs(path: Path, manifest: dict, blobs: dict[str, bytes]) -> dict[s
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as err:
             raise BundleError(f"bundle {path}: run {key} cannot be read ({type(err).__name__}); nothing imported") \
                 from None
-        if key_of(meta) != key or meta["spec"] != entry["spec"] or meta.get("data", "") != entry["data"] \
-                or meta["spec"].get("code", "") != entry["code"]:
+        if key_of(meta) != key or meta["spec"] != entry["spec"] or meta.get("data", "") != entry["data"]:
             raise BundleError(f"bundle {path}: run {key} holds another run than its manifest entry describes "
                               f"(key {key_of(meta)}); nothing imported")
         runs[key] = blob
@@ -127,19 +124,17 @@ def import_bundle(store: ResultStore, path) -> dict:
     """Verify the whole bundle (:func:`read_bundle`), then write each run the store lacks (atomically, as
     :meth:`ResultStore.save` does) and record the import in ``imports.json``. Returns that record."""
     manifest, runs = read_bundle(path)
-    added = [key for key in runs if not store.has(key) or not store.verified(key, quiet=True)]
+    added = [key for key in runs if not store.verified(key, quiet=True)]
     for key in added:
-        target = store.path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{key}.{os.getpid()}.tmp.npz")
-        tmp.write_bytes(runs[key])
-        os.replace(tmp, target)
+        write_atomically(store.path(key), lambda tmp, blob=runs[key]: tmp.write_bytes(blob), f"the run {key}",
+                         STORE_FIX)
     record = {"bundle": Path(path).name, "sha256": bundle_digest(path), "profile": manifest.get("profile"),
               "created": manifest.get("created"), "runs": len(runs), "added": len(added),
               "imported": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "keys": sorted(runs)}
     imports = imported_bundles(store)
     imports = [r for r in imports if r["sha256"] != record["sha256"]] + [record]
-    (store.root / IMPORTS).write_text(json.dumps(imports, indent=1))
+    write_atomically(store.root / IMPORTS, lambda tmp: tmp.write_text(json.dumps(imports, indent=1)),
+                     "the store's record of imports", STORE_FIX)
     return record
 
 

@@ -180,10 +180,7 @@ def dask_scheduler(address: str | None, jobs: int = -1):
         return
     cluster = None
     if address == "local":
-        from dask.distributed import LocalCluster
-
-        cluster = LocalCluster(n_workers=worker_count(jobs if jobs != 1 else -1), threads_per_worker=1,
-                               processes=True)
+        cluster = _local_cluster(jobs)
         address = cluster.scheduler_address
     previous = os.environ.get(DASK_ENV)
     os.environ[DASK_ENV] = address
@@ -269,13 +266,19 @@ def map_on_workers(function, items: list, jobs: int = 1) -> list:
     return list(_worker_pool(workers).map(function, items))
 
 
+def _local_cluster(jobs: int):
+    """A Dask LocalCluster of one-thread worker processes: ``jobs`` of them (every core for the default 1)."""
+    from dask.distributed import LocalCluster
+
+    return LocalCluster(n_workers=worker_count(jobs if jobs != 1 else -1), threads_per_worker=1, processes=True)
+
+
 def _iterate_dask(todo, address, data_dir, jobs: int = -1, timeout: float = 10.0):
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client, as_completed
 
     cluster = None
     if address == "local":
-        cluster = LocalCluster(n_workers=worker_count(jobs if jobs != 1 else -1), threads_per_worker=1,
-                               processes=True)
+        cluster = _local_cluster(jobs)
     try:
         client = Client(cluster if cluster is not None else address, timeout=timeout)
     except (OSError, TimeoutError) as err:

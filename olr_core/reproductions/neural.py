@@ -48,7 +48,6 @@ TUNING_GRIDS = {
               "pdgd": {"learning_rate": [0.01, 0.1, 1.0, 10.0]},
               "dbgd": {"learning_rate": [0.01, 0.1], "step": [1.0, 3.0]}},
 }
-SHARED_TUNING: dict = {}        # no method borrows another's tuned values
 
 
 def tuned_path() -> Path:
@@ -74,7 +73,7 @@ def tuned_params() -> dict:
     """Every algorithm's parameters from this chapter's tuning page, which tunes all of them (the linear
     ones' fallback before it ran: the PairRank chapter's choices; the neural ones': :data:`DEFAULTS`)."""
     linear = {k: dict(v) for k, v in pairrank.tuned_params().items() if k in ALGORITHMS}
-    return pairrank.read_tuned(tuned_path(), {**linear, **DEFAULTS}, SHARED_TUNING, "neural_tuning")
+    return pairrank.read_tuned(tuned_path(), {**linear, **DEFAULTS}, "neural_tuning")
 
 
 def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS):
@@ -161,3 +160,14 @@ def loglog_slope(rounds: np.ndarray, cumulative: np.ndarray, start_fraction: flo
     t = np.asarray(rounds, dtype=float)
     keep = (t >= t[-1] * start_fraction) & (np.asarray(cumulative) > 0)
     return float(np.polyfit(np.log(t[keep]), np.log(np.asarray(cumulative)[keep]), 1)[0])
+
+
+def misordered_slopes(specs, store, data_dir=None) -> np.ndarray:
+    """Per stored run of ``specs``: :func:`loglog_slope` of its cumulative count of mis-ordered pairs."""
+    from ..experiments import spec_key
+
+    slopes = []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        slopes.append(loglog_slope(np.arange(1, trace.rounds + 1), np.cumsum(trace.online_misordered)))
+    return np.array(slopes)

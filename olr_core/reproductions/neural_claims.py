@@ -31,7 +31,6 @@ THEORY_DATASET, THEORY_USER = worlds.NETWORK_DATA, worlds.NETWORK_USER
 CONFIGS = ("text",)
 PAGES = {"Figure 3": "neural_lda", "Figure 4": "neural_figure4", "Figure 5": "neural_figure5",
          "Figure 6": "neural_figure6", "Theorem 4.4": "neural_theory"}   # where each source's runs are shown
-LDA_CONTROL = "synth-mq-linear"   # relevance linear in the features (plus noise): the overlap a linear world shows
 LINEAR_CONTROLS = {2: "synth-mq-linear", 4: "synth-mq-5g-linear"}   # by highest grade: the same grades and shares
 LOG2_SLOPE = 0.26           # the local log-log slope of log^2 T at T = 2,000 (2 / ln T), smaller beyond
 
@@ -116,7 +115,6 @@ def theory_grid(seeds: int, rounds: int, params: dict):
 def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, **_) -> pd.DataFrame:
     """``main`` gets each data set's LDA overlap and its excess over the linear control's; ``theory`` each run's
     regret slope."""
-    from ..experiments.runner import spec_key
     from ..experiments.store import ResultStore
 
     if name == "main":
@@ -124,13 +122,7 @@ def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, *
         excess = {(d, s): lda_overlap_excess(d, int(s), data_dir) for d, s in pairs.itertuples(index=False)}
         keys = list(zip(frame["dataset"], frame["seed"]))
         return frame.assign(lda_overlap=[excess[k][0] for k in keys], lda_overlap_excess=[excess[k][1] for k in keys])
-    store = store or ResultStore()
-    slopes = []
-    for spec in specs:
-        _, trace = store.load(spec_key(spec, data_dir))
-        t = np.arange(1, trace.rounds + 1)
-        slopes.append(neural.loglog_slope(t, np.cumsum(trace.online_misordered)))
-    return frame.assign(regret_slope=np.array(slopes))
+    return frame.assign(regret_slope=neural.misordered_slopes(specs, store or ResultStore(), data_dir))
 
 
 def lda_overlap(dataset: str, data_dir=None, seed: int | None = None, queries: int | None = None) -> float:

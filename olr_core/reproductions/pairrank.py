@@ -35,11 +35,6 @@ TUNING_GRID = {"pairrank_c": _PAIRRANK_GRID, "pairrank_r": _PAIRRANK_GRID,
                "dbgd": _DUELING_GRID, "mgd": _DUELING_GRID}
 
 
-def grid_size(grid: dict) -> int:
-    """The number of settings of one learner's grid ({param: values}): the product of the value counts."""
-    return int(np.prod([len(values) for values in grid.values()]))
-
-
 def tuning_budget(specs) -> dict[str, tuple[int, int]]:
     """{algorithm: (settings tried, seeds per setting)} of a tuning grid's runs."""
     settings, seeds = {}, {}
@@ -109,9 +104,9 @@ def save_tuned(choice: dict) -> None:
     path.write_text(json.dumps(choice, indent=2, sort_keys=True))
 
 
-def read_tuned(path: Path, defaults: dict, followers: dict, page: str) -> dict:
-    """``defaults`` overlaid with the values a tuning page stored at ``path``; each key of ``followers``
-    takes the values chosen for its leader (the tuning pages of every chapter). Says so when untuned."""
+def read_tuned(path: Path, defaults: dict, page: str) -> dict:
+    """``defaults`` overlaid with the values a tuning page stored at ``path`` (the tuning pages of every
+    chapter; each learner is tuned with its own budget). Says so when untuned."""
     params = {k: dict(v) for k, v in defaults.items()}
     if not path.exists():
         print(f"olr: note: no tuning results at {path}: using the defaults {defaults} (run {page} first)",
@@ -119,13 +114,12 @@ def read_tuned(path: Path, defaults: dict, followers: dict, page: str) -> dict:
         return params
     chosen = json.loads(path.read_text())
     params.update({k: dict(v) for k, v in chosen.items()})
-    params.update({follower: dict(chosen[leader]) for follower, leader in followers.items() if leader in chosen})
     return params
 
 
 def tuned_params() -> dict:
     """Parameters chosen by the tuning notebook, each learner its own; defaults if not tuned yet."""
-    return read_tuned(tuned_path(), DEFAULTS, {}, "pairrank_tuning")
+    return read_tuned(tuned_path(), DEFAULTS, "pairrank_tuning")
 
 
 def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLICK_MODELS, algorithms=ALGORITHMS,

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..claims import Claim, Unstated, with_seeds
-from ..experiments import ResultStore, expand_grid, spec_key
+from ..experiments import ResultStore, expand_grid
 from . import neural, pairrank, worlds
 
 PAPER = "pairrank"
@@ -145,16 +145,8 @@ def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, *
     """The main experiment's runs get ``block10_excess`` (:func:`block_excess`), the theory runs
     ``regret_slope`` (the log-log slope of the cumulative mis-ordered pairs over the second half of the run)."""
     if name == "theory":
-        return frame.assign(regret_slope=regret_slopes(specs, store or ResultStore(), data_dir))
+        return frame.assign(regret_slope=neural.misordered_slopes(specs, store or ResultStore(), data_dir))
     return frame.assign(block10_excess=block_excess(frame)) if name == "main" else frame
-
-
-def regret_slopes(specs, store: ResultStore, data_dir=None) -> np.ndarray:
-    slopes = []
-    for spec in specs:
-        _, trace = store.load(spec_key(spec, data_dir))
-        slopes.append(neural.loglog_slope(np.arange(1, trace.rounds + 1), np.cumsum(trace.online_misordered)))
-    return np.array(slopes)
 
 
 def paper_cells(claim: Claim) -> dict:

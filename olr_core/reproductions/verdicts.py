@@ -134,26 +134,34 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     return records
 
 
-def claims_plan(paper: str | None = None, profile: str = "quick", data_dir=None, seeds: int | None = None,
-                rankers=(), jobs: int = 1) -> Plan:
-    """What ``claim_records`` would run (before any run is described): the experiments are laid out with one
-    seed and scaled by ``seeds``, so that ``--seeds 100000`` is planned in the time of one seed."""
-    if seeds is not None and (not isinstance(seeds, int) or seeds < 1):
-        raise ValueError(f"--seeds {seeds} is invalid; expected a whole number of at least 1")
+def claim_grids(paper: str | None, profile: str, data_dir=None, seeds: int | None = None,
+                rankers=()) -> dict[tuple, list]:
+    """{(paper, configuration, experiment): run specs} of the claims of ``paper`` (every paper for None) at
+    ``profile`` (with ``rankers`` of your own): the grids :func:`paper_frames` runs."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
-    runs = rounds = longest = 0
+    out = {}
+    for module in _modules(paper):
+        datasets, _ = find_datasets(module.MAIN_DATASETS, data_dir)
+        for config in module.CONFIGS:
+            grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds),
+                                rankers)
+            out.update({(module.PAPER, config, name): specs for name, specs in grids.items() if specs})
+    return out
+
+
+def claims_budget(paper: str | None = None, profile: str = "quick", data_dir=None, seeds: int | None = None,
+                  rankers=(), jobs: int = 1) -> Plan:
+    """What ``claim_records`` would run (before any run is described): the grids are laid out with one seed and
+    scaled by ``seeds``, so that ``--seeds 100000`` is planned in the time of one seed."""
+    if seeds is not None and (not isinstance(seeds, int) or seeds < 1):
+        raise ValueError(f"--seeds {seeds} is invalid; expected a whole number of at least 1")
     with contextlib.redirect_stderr(io.StringIO()):          # (notes are printed once, by the run itself)
-        for module in _modules(paper):
-            datasets, _ = find_datasets(module.MAIN_DATASETS, data_dir)
-            for config in module.CONFIGS:
-                grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir,
-                                                               seeds=1 if seeds else None), rankers)
-                specs = [s for group in grids.values() for s in group]
-                runs += len(specs) * (seeds or 1)
-                rounds += sum(int(s.rounds) for s in specs) * (seeds or 1)
-                longest = max([longest, *(int(s.rounds) for s in specs)])
-    return Plan(runs, rounds, longest, worker_count(jobs))
+        grids = claim_grids(paper, profile, data_dir, 1 if seeds else None, rankers)
+    specs = [s for group in grids.values() for s in group]
+    scale = seeds or 1
+    return Plan(len(specs) * scale, sum(int(s.rounds) for s in specs) * scale,
+                max((int(s.rounds) for s in specs), default=0), worker_count(jobs))
 
 
 def evidence_page(module, claim) -> str:
