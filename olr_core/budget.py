@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# A run keeps its per-round records (query, shown list, NDCG, mis-ordered pairs, diagnostics) until it ends:
-# about 64 bytes a round at the book's cutoff of 10, so 10 million rounds hold about 0.6 GB.
+# A run plays its horizon in chunks (olr_core.loop.CHUNK_ROUNDS rounds' queries and shown lists at a time, a few
+# MB) and keeps only its per-round records until it ends: online NDCG and mis-ordered pairs (16 bytes a round)
+# and each diagnostic a ranker reports (8 bytes a round each; up to four here), so 10 million rounds hold about
+# 0.5 GB and are stored as a trace of that size.
 MAX_ROUNDS = 10_000_000
-BYTES_PER_ROUND = 64
+BYTES_PER_ROUND = 48
 BYTES_PER_PLANNED_RUN = 4_096          # a run's checked description and key while the request is planned
 ROUNDS_PER_CPU_SECOND = 1_000          # conservative: the dueling learners play 1,500-2,700 (benchmarks/)
 LIMITS = {"runs": 20_000, "cpu_hours": 8.0, "memory_gb": 4.0}
@@ -62,7 +64,7 @@ def require_approval(plan: Plan, approved: bool, what: str) -> None:
 
 
 def check_rounds(rounds) -> None:
-    """One run's horizon within :data:`MAX_ROUNDS` (its per-round records are held whole)."""
+    """One run's horizon within :data:`MAX_ROUNDS` (its per-round records are kept and stored whole)."""
     if isinstance(rounds, int) and rounds > MAX_ROUNDS:
         raise BudgetError(f"option rounds={rounds:,} is too long for one run: its per-round records would take "
                           f"about {rounds * BYTES_PER_ROUND / 1e9:,.0f} GB; use at most {MAX_ROUNDS:,} rounds a run "

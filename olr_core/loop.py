@@ -26,6 +26,11 @@ from .kernels import segment_ndcg
 from .metrics import _discounts, cosine_similarity, cumulative_online, ideal_dcg_rows, padded_gains
 from .threads import blas_threads
 
+# Rounds whose queries and shown lists a run holds at once (about 3 MB at the cutoff of 10): the memory a run
+# keeps for its whole horizon is only its per-round records (online NDCG, mis-ordered pairs, diagnostics).
+CHUNK_ROUNDS = 65_536
+SCORED_ROWS = 8_192           # rounds scored by one matrix product (a run's records depend on this split)
+
 
 class NonFiniteModelError(ValueError):
     """The model's scores or weights stopped being finite numbers during a run (the run is discarded)."""
@@ -184,10 +189,10 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
         raise ValueError(f"eval_split must be 'test' or 'vali', got {eval_split!r}")
     streams = random_streams(seed)
     train = fold.train
-    queries = query_sequence(train.n_queries, rounds, seed)
     evaluation_data = getattr(fold, eval_split)
     evaluator = OfflineEvaluator(evaluation_data, cutoff)
-    shown = np.full((rounds, cutoff), -1, dtype=np.int32)
+    online, misordered = np.zeros(rounds), np.zeros(rounds, dtype=np.int64)
+    scorer = OnlineScorer(train, cutoff)
     stats, eval_stats, eval_rounds, offline = {}, {}, [], []
     n_evals = rounds // eval_every + 1 + (rounds % eval_every != 0)
     started = time.perf_counter()
@@ -205,18 +210,50 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
 
-    for begin in range(0, rounds, eval_every):
-        evaluate(begin)
-        end = min(begin + eval_every, rounds)
-        for key, values in player.play(queries[begin:end], streams["users"], shown[begin:end]).items():
-            if key in stats or not np.isnan(values).all():          # a statistic appears with its first value
-                _record(stats, key, slice(begin, end), values, rounds)
-        if progress is not None:
-            progress(end)
+    pending = Pending(scorer, online, misordered)
+    for first, last in chunks(rounds, eval_every):
+        queries = streams["queries"].integers(train.n_queries, size=last - first)   # = query_sequence's slice
+        shown = np.full((last - first, cutoff), -1, dtype=np.int32)
+        for begin in range(first, last, eval_every):
+            evaluate(begin)
+            end = min(begin + eval_every, rounds)
+            block = slice(begin - first, end - first)
+            for key, values in player.play(queries[block], streams["users"], shown[block]).items():
+                if key in stats or not np.isnan(values).all():          # a statistic appears with its first value
+                    _record(stats, key, slice(begin, end), values, rounds)
+            if progress is not None:
+                progress(end)
+        pending.score(queries, shown, final=last == rounds)
     evaluate(rounds)
-    online, misordered = online_metrics(train, queries, shown)
     return RunTrace(online, np.asarray(eval_rounds), np.asarray(offline), misordered, stats,
                     {k: v[: len(eval_rounds)] for k, v in eval_stats.items()}, time.perf_counter() - started)
+
+
+class Pending:
+    """Scores played rounds into the run's per-round records in pieces of ``scorer.chunk`` rounds aligned
+    on the run's start (the pieces a whole-run computation uses, so chunking changes no bit of a matrix
+    product), holding back the rounds of an unfinished piece until the next chunk."""
+
+    def __init__(self, scorer: OnlineScorer, online: np.ndarray, misordered: np.ndarray):
+        self.scorer, self.online, self.misordered = scorer, online, misordered
+        self.done = 0
+        self.queries, self.shown = np.empty(0, dtype=np.int64), None
+
+    def score(self, queries: np.ndarray, shown: np.ndarray, final: bool) -> None:
+        queries = np.concatenate([self.queries, queries])
+        shown = shown if self.shown is None else np.concatenate([self.shown, shown])
+        ready = len(queries) if final else len(queries) // self.scorer.chunk * self.scorer.chunk
+        span = slice(self.done, self.done + ready)
+        self.online[span], self.misordered[span] = self.scorer(queries[:ready], shown[:ready])
+        self.done += ready
+        self.queries, self.shown = queries[ready:], shown[ready:]
+
+
+def chunks(rounds: int, eval_every: int, size: int | None = None):
+    """(first, last) rounds of consecutive chunks of about ``size`` rounds, each a whole number of blocks of
+    ``eval_every`` rounds: a run holds one chunk's queries and shown lists at a time, whatever its horizon."""
+    step = max(1, (size or CHUNK_ROUNDS) // eval_every) * eval_every
+    return [(first, min(first + step, rounds)) for first in range(0, rounds, step)]
 
 
 def _require_finite(ranker, scores: np.ndarray, t: int) -> None:
@@ -261,30 +298,38 @@ class ProtocolRounds:
         return display.info.audit(query.labels)
 
 
-def online_metrics(data: RankingData, queries: np.ndarray, shown: np.ndarray, chunk: int = 8192):
-    """Per round: NDCG@cutoff of the shown list, and its mis-ordered pairs (see the module docstring).
+class OnlineScorer:
+    """Per round: NDCG@cutoff of the shown list, and its mis-ordered pairs (see the module docstring),
+    with the query tables (ideal DCGs, documents better than each grade) built once per run."""
 
-    ``shown`` (rounds x cutoff) holds each round's shown documents (positions within the
-    query), padded with -1. Computed for ``chunk`` rounds at a time.
-    """
-    cutoff = shown.shape[1]
-    ideal = _ideal_dcgs(data, cutoff)
-    better_than = _better_counts(data)
-    disc = _discounts(cutoff)
-    below, above = np.tril_indices(cutoff, -1)        # (position, a position above it)
-    online = np.zeros(len(queries))
-    misordered = np.zeros(len(queries), dtype=np.int64)
-    for lo in range(0, len(queries), chunk):
-        q, s = queries[lo: lo + chunk], shown[lo: lo + chunk]
+    def __init__(self, data: RankingData, cutoff: int, chunk: int | None = None):
+        self.data, self.chunk = data, chunk or SCORED_ROWS
+        self.ideal = _ideal_dcgs(data, cutoff)
+        self.better_than = _better_counts(data)
+        self.disc = _discounts(cutoff)
+        self.below, self.above = np.tril_indices(cutoff, -1)        # (position, a position above it)
+
+    def __call__(self, queries: np.ndarray, shown: np.ndarray):
+        """``shown`` (rounds x cutoff) holds each round's shown documents (positions within the query),
+        padded with -1; computed for ``chunk`` rounds at a time."""
+        online = np.zeros(len(queries))
+        misordered = np.zeros(len(queries), dtype=np.int64)
+        for lo in range(0, len(queries), self.chunk):
+            part = slice(lo, lo + self.chunk)
+            online[part], misordered[part] = self._score(queries[part], shown[part])
+        return online, misordered
+
+    def _score(self, q: np.ndarray, s: np.ndarray):
+        data, ideal = self.data, self.ideal
         valid = s >= 0
         grade = np.where(valid, data.labels[data.offsets[q][:, None] + np.where(valid, s, 0)], 0)
-        dcg = np.where(valid, 2.0 ** grade - 1.0, 0.0) @ disc
+        dcg = np.where(valid, 2.0 ** grade - 1.0, 0.0) @ self.disc
         has_relevant = ideal[q] > 0
-        online[lo: lo + chunk][has_relevant] = dcg[has_relevant] / ideal[q][has_relevant]
-        worse_below = (grade[:, above] > grade[:, below]) & valid[:, below]
-        better = np.where(valid, better_than[q[:, None], grade], 0).sum(axis=1)
-        misordered[lo: lo + chunk] = better - worse_below.sum(axis=1)
-    return online, misordered
+        online = np.zeros(len(q))
+        online[has_relevant] = dcg[has_relevant] / ideal[q][has_relevant]
+        worse_below = (grade[:, self.above] > grade[:, self.below]) & valid[:, self.below]
+        better = np.where(valid, self.better_than[q[:, None], grade], 0).sum(axis=1)
+        return online, better - worse_below.sum(axis=1)
 
 
 def _ideal_dcgs(data: RankingData, k: int) -> np.ndarray:

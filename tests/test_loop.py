@@ -108,3 +108,49 @@ def test_a_user_that_sees_fewer_positions_than_shown_is_an_error(fold):
         run_online(make_ranker("dbgd"), fold, make_user("perfect", 2, cutoff=5), 5, seed=0)
     trace = run_online(make_ranker("dbgd"), fold, make_user("perfect", 2, cutoff=5), 5, seed=0, cutoff=5)
     assert trace.rounds == 5
+
+
+def test_chunks_cover_the_horizon_in_whole_blocks():
+    from olr_core.loop import chunks
+    spans = chunks(1000, 7, size=30)
+    assert spans[0] == (0, 28) and spans[-1][1] == 1000
+    assert all(b == c for (_, b), (c, _) in zip(spans, spans[1:]))
+    assert all((last - first) % 7 == 0 for first, last in spans[:-1])
+    assert chunks(0, 10) == [] and chunks(5, 10, size=3) == [(0, 5)]
+
+
+@pytest.mark.parametrize("name", ["pdgd", "dbgd", "pairrank_c"])
+def test_a_run_played_in_chunks_equals_one_played_whole(fold, name, monkeypatch):
+    """Chunking (queries and shown lists held one chunk at a time) changes no number of the trace."""
+    import olr_core.loop as loop
+    user = make_user("informational", fold.max_grade)
+    monkeypatch.setattr(loop, "SCORED_ROWS", 50)              # scored 50 rounds at a time: pieces span chunks
+    whole = run_online(make_ranker(name), fold, user, 230, seed=3, eval_every=7)
+    monkeypatch.setattr(loop, "CHUNK_ROUNDS", 20)             # 14-round chunks: 17 of them
+    chunked = run_online(make_ranker(name), fold, user, 230, seed=3, eval_every=7)
+    for key, value in whole.arrays().items():
+        np.testing.assert_array_equal(value, chunked.arrays()[key], err_msg=key)
+    assert whole.arrays().keys() == chunked.arrays().keys()
+
+
+def test_a_runs_working_memory_does_not_grow_with_its_horizon(fold, monkeypatch):
+    """Beyond its per-round records, a run holds one chunk of queries and shown lists: with 16,384-round chunks
+    the working memory of 140,000 rounds is that of 40,000 (whole-run buffers would add 48 bytes a round: 4.8 MB
+    here)."""
+    import tracemalloc
+
+    import olr_core.loop as loop
+    monkeypatch.setattr(loop, "CHUNK_ROUNDS", 16_384)
+    user = make_user("navigational", fold.max_grade)
+    run_online(make_ranker("dbgd"), fold, user, 100, seed=1)                # compiled kernels loaded first
+
+    def working_memory(rounds):
+        tracemalloc.start()
+        try:
+            trace = run_online(make_ranker("dbgd"), fold, user, rounds, seed=1, eval_every=1000)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        return peak - sum(v.nbytes for v in trace.arrays().values())
+
+    assert working_memory(140_000) - working_memory(40_000) < 1.5e6
