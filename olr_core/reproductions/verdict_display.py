@@ -21,8 +21,9 @@ WIDTHS = {"claim": "22%", "paper": "12%", "ours": "17%", "cells": "22%", "verdic
 CONFIGURATIONS = {
     "text": "the method as the paper's text describes it (the headline verdict)",
     "code": "the method as the authors' public code runs it, where it differs from the text",
-    "written-sign": "RTop-kF's update with the sign of the gradient estimate as printed in the paper (Algorithm 1), "
-                    "which makes the update ascend the surrogate loss; the text configuration uses the corrected sign",
+    "written-sign": "RTop-kF with SmoothDCG's surrogate taken as the paper writes it: Algorithm 1 steps against "
+                    "the gradient of the smoothed DCG@1 itself, a gain, so the learner lowers it; the other learners "
+                    "as in the text (the text configuration minimises the negative, as the surrogate intends)",
 }
 
 
@@ -127,13 +128,14 @@ def cells_cell(record: dict) -> str:
     lines = cells_text(record)
     if not lines:
         return ""
-    return (f"<span style='color: #555'>margin in {html.escape(margin_unit(record))}, its 95 % interval as the verdict uses it:</span><br>"
+    return (f"<span style='color: #555'>margin in {html.escape(margin_unit(record))}, its 95 % interval as the "
+            "verdict uses it:</span><br>"
             + "<br>".join(html.escape(line) for line in lines))
 
 
 def claim_cell(record: dict, where: str) -> str:
     """The claim with its id (the row's anchor) and source, linked to the page holding the runs."""
-    link = f'<a href="{evidence_href(record, where)}">{html.escape(record["source"])}</a>'
+    link = f'<a class="claim-evidence" href="{evidence_href(record, where)}">{html.escape(record["source"])}</a>'
     return (f"<b id='{anchor(record, 'verdict') if where == 'generated' else ''}'>{html.escape(record['id'])}</b> "
             f"({link}): {html.escape(record['claim'])}")
 
@@ -208,9 +210,11 @@ def claim_links(records: list[dict], where: str = "generated") -> dict[str, str]
     return {f"{r['paper']}:{r['id']}": evidence_href(r, where) for r in records if r.get("config_role") == "headline"}
 
 
-def pages_of(records: list[dict]) -> list[str]:
-    """The figure/table pages that decide at least one claim."""
-    return sorted({r["page"] for r in records if r.get("page")})
+def evidence_pages() -> list[str]:
+    """Every figure/table page (notebook name) a paper's claims name as showing their runs: each has a box."""
+    from .verdicts import PAPERS
+
+    return sorted({page for module in PAPERS.values() for page in module.PAGES.values()})
 
 
 # -- the forest plot -----------------------------------------------------------------------------------------
