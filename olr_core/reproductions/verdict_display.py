@@ -280,3 +280,89 @@ def _end(value, unbounded: float) -> float:
     if value is None or not np.isfinite(value):
         return unbounded if value is None or np.isnan(value) else math.copysign(abs(unbounded), value)
     return float(np.clip(value, -abs(unbounded), abs(unbounded)))
+
+
+# -- what decides an inconclusive claim ----------------------------------------------------------------------
+
+TARGET_PROFILE = "paper"                    # a verdict is decided at the paper's horizon, not a shorter one's
+
+
+def runs_per_seed(specs: list, frame: pd.DataFrame | None, record: dict) -> int | None:
+    """The runs one more seed adds to the claim's thinnest cell at the suggested profile: the fewest runs of one
+    seed's layout (``specs``) sharing data set, user, method and parameters (one per fold); without a layout,
+    this build's thinnest cell over its seeds. None where neither names seeds."""
+    if specs:
+        groups: dict = {}
+        for s in specs:
+            key = (s.dataset, s.click_model, s.algorithm, repr(sorted(s.params.items())))
+            groups[key] = groups.get(key, 0) + 1
+        return min(groups.values())
+    cells = [c for c in record.get("cells") or [] if c["runs"]]
+    if frame is None or "seed" not in frame or frame.empty or not cells:
+        return None
+    return max(1, min(c["runs"] for c in cells) // frame["seed"].nunique())
+
+
+@functools.cache
+def _layout(paper: str, profile: str, data_dir, seeds: int | None = 1) -> dict:
+    """{(configuration, experiment): specs} of the paper's claims at ``profile`` with ``seeds`` seeds (None: the
+    profile's own)."""
+    import contextlib
+    import io
+
+    from .verdicts import claim_grids
+
+    with contextlib.redirect_stderr(io.StringIO()):             # (tuning notes: printed once, by the runs)
+        grids = claim_grids(paper, profile, data_dir, seeds)
+    return {(config, name): specs for (_, config, name), specs in grids.items()}
+
+
+def grid_cost(paper: str, profile: str, data_dir, costs: dict, seeds: int | None = 1) -> tuple[float, int]:
+    """(CPU seconds of every claim run of ``paper`` at ``profile`` with ``seeds`` seeds, runs of unknown cost),
+    each run priced by :func:`olr_core.plan.estimate_seconds` from the store's recorded costs."""
+    from ..plan import estimate_seconds
+
+    seconds, unknown = 0.0, 0
+    for specs in _layout(paper, profile, data_dir, seeds).values():
+        for spec in specs:
+            estimate, _ = estimate_seconds(spec.canonical(), costs)
+            seconds, unknown = (seconds + estimate, unknown) if estimate is not None else (seconds, unknown + 1)
+    return seconds, unknown
+
+
+def hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.1f} CPU-hours" if seconds >= 360 else f"{seconds:,.0f} CPU-seconds"
+
+
+def decide_command(record: dict, frame: pd.DataFrame | None, profile: str, experiment: str | None,
+                   data_dir=None, costs: dict | None = None) -> str:
+    """The reason's last clause for an inconclusive record: the command that gives every cell about
+    ``runs_needed`` runs at the paper's horizon (seeds = ceil(runs needed / runs one seed adds to the thinnest
+    cell)), and its CPU time (every claim run of the paper at that profile and seed count, priced from ``costs``,
+    :func:`olr_core.plan.stored_costs`; one seed's cost times the seeds)."""
+    paper, needed, target = record["paper"], record.get("runs_needed"), TARGET_PROFILE
+    layout = _layout(paper, target, data_dir)
+    specs = layout.get((record.get("config"), experiment), [])
+    per_seed = runs_per_seed(specs, frame, record)
+    if not needed or not per_seed:
+        seeds, text = None, f"; `olr claims {paper} --profile {target}` runs the paper's scale"
+    else:
+        seeds = math.ceil(needed / per_seed)
+        text = (f"; to decide it, `olr claims {paper} --profile {target} --seeds {seeds}` gives every cell at "
+                f"least {seeds * per_seed:,} runs ({seeds} seeds x {per_seed} per seed)")
+    rounds = sorted({int(s.rounds) for s in specs})
+    if rounds:
+        text += f" at the paper's horizon of {', '.join(f'{r:,}' for r in rounds)} queries"
+    if seeds and profile != target:
+        text += f" (the count assumes the spread this build measured at {_horizon(frame)})"
+    if costs is not None:
+        seconds, unknown = grid_cost(paper, target, data_dir, costs, 1 if seeds else None)
+        text += (f"; the whole command costs about {hours(seconds * (seeds or 1))} if none of its runs is stored"
+                 + (f" ({unknown * (seeds or 1):,} runs of unknown cost not counted)" if unknown else ""))
+    return text
+
+
+def _horizon(frame: pd.DataFrame | None) -> str:
+    if frame is None or "rounds_run" not in frame:
+        return "this profile's horizon"
+    return ", ".join(f"{int(r):,}" for r in sorted(frame["rounds_run"].unique())) + " queries"
