@@ -5,6 +5,7 @@ plot whose panels each have one unit."""
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from olr_core.htmlcheck import check_claim_links
@@ -130,3 +131,57 @@ def test_forest_plot_has_one_panel_per_unit_labelled_with_it():
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["T2-mgd-dsp (text)", "T2-dbgd-dsp (text)"]
     assert fig.axes[0].get_xlim()[1] == pytest.approx(1.1 * 3.697)     # the panel's own scale, in its unit
     assert vd.plot_margins_by_unit([record(cells=[])]) is None
+
+
+def spec(algorithm="mgd", dataset="mq2008", click_model="perfect", fold=1, rounds=10_000):
+    from olr_core.experiments import RunSpec
+
+    return RunSpec(algorithm=algorithm, dataset=dataset, click_model=click_model, fold=fold, seed=0, rounds=rounds)
+
+
+def test_runs_per_seed_counts_the_thinnest_cell_of_the_layout():
+    layout = [spec(fold=f) for f in range(1, 6)] + [spec("mgd_dsp", fold=f) for f in range(1, 6)] + \
+        [spec("mgd", click_model="navigational", fold=f) for f in (1, 2)]
+    assert vd.runs_per_seed(layout, None, record()) == 2
+    frame = pd.DataFrame({"seed": [0, 1, 2, 3, 4]})
+    assert vd.runs_per_seed([], frame, record()) == 1              # 5 runs over 5 seeds: one per seed
+    assert vd.runs_per_seed([], None, record()) is None
+
+
+def test_decide_command_is_at_the_papers_horizon_with_a_consistent_seed_count_and_its_cpu_time(monkeypatch):
+    layout = {("text", "table2"): [spec(fold=f) for f in range(1, 6)] + [spec("mgd_dsp", fold=f) for f in range(1, 6)]}
+    monkeypatch.setattr(vd, "_layout", lambda paper, profile, data_dir, seeds=1: layout)
+    frame = pd.DataFrame({"seed": [0] * 5, "rounds_run": [2000] * 5})
+    costs = {("mgd", "mq2008"): [(10_000, 30.0)], ("mgd_dsp", "mq2008"): [(10_000, 60.0)]}
+    text = vd.decide_command({**record(), "runs_needed": 13}, frame, "quick", "table2", costs=costs)
+    assert "`olr claims dsp --profile paper --seeds 3` gives every cell at least 15 runs (3 seeds x 5 per seed)" \
+        in text
+    assert "at the paper's horizon of 10,000 queries" in text and "measured at 2,000 queries" in text
+    assert "about 1,350 CPU-seconds" in text                       # 3 seeds x 5 folds x (30 + 60) s
+    twelve = vd.decide_command({**record(), "runs_needed": 12}, frame, "quick", "table2", costs=costs)
+    assert "--seeds 3` gives every cell at least 15 runs" in twelve  # the same mapping for 12 as for 13
+    unknown = vd.decide_command({**record(), "runs_needed": 13}, frame, "paper", "table2", costs={})
+    assert "0 CPU-seconds" in unknown and "30 runs of unknown cost not counted" in unknown
+    assert "measured at" not in unknown                             # at the paper's profile nothing is extrapolated
+
+
+def convergence_frames(reference_value):
+    rows = [("synth-mslr", "perfect", a, v, f) for f in range(5) for a, v in
+            (("pairrank_c", 0.45 + 0.01 * f), ("offline_ranknet", reference_value + 0.001 * f))]
+    convergence = pd.DataFrame(rows, columns=["dataset", "click_model", "algorithm", "final_offline_ndcg10", "fold"])
+    main = pd.DataFrame([("synth-mslr", u, a, v) for u in ("perfect", "informational")
+                         for a, v in (("pairrank_c", 0.45), ("pdgd", 0.41), ("dbgd", 0.40))],
+                        columns=["dataset", "click_model", "algorithm", "final_offline_ndcg10"])
+    return convergence, {"main": main, "convergence": convergence}
+
+
+def test_a_skyline_below_every_learner_is_named_as_the_problem():
+    claim = vd.registry()[("pairrank", "F3-perfect-converges")]
+    frame, experiments = convergence_frames(0.385)
+    note = vd.skyline_note(claim, frame, experiments)
+    assert "the reference is the problem" in note
+    assert "on synth-mslr offline RankNet (trained on every grade) reaches 0.387" in note
+    assert "(the lowest, dbgd, 0.400)" in note
+    frame, experiments = convergence_frames(0.405)                  # above DBGD: an ordinary skyline
+    assert vd.skyline_note(claim, frame, experiments) == ""
+    assert vd.skyline_note(vd.registry()[("pairrank", "F3-c-over-r")], frame, experiments) == ""

@@ -331,7 +331,7 @@ def grid_cost(paper: str, profile: str, data_dir, costs: dict, seeds: int | None
 
 
 def hours(seconds: float) -> str:
-    return f"{seconds / 3600:,.1f} CPU-hours" if seconds >= 360 else f"{seconds:,.0f} CPU-seconds"
+    return f"{seconds / 3600:,.1f} CPU-hours" if seconds >= 3600 else f"{seconds:,.0f} CPU-seconds"
 
 
 def decide_command(record: dict, frame: pd.DataFrame | None, profile: str, experiment: str | None,
@@ -366,3 +366,38 @@ def _horizon(frame: pd.DataFrame | None) -> str:
     if frame is None or "rounds_run" not in frame:
         return "this profile's horizon"
     return ", ".join(f"{int(r):,}" for r in sorted(frame["rounds_run"].unique())) + " queries"
+
+
+# -- a reference that is the problem -------------------------------------------------------------------------
+
+SKYLINES = {"offline_ranknet": "offline RankNet (trained on every grade)"}   # references a learner converges to
+
+
+def skyline_note(claim, frame: pd.DataFrame | None, experiments: dict) -> str:
+    """For a claim that a learner converges to a skyline reference (``equivalent`` to a :data:`SKYLINES` method):
+    the data sets on which the reference scores below every online learner of the paper's runs (``experiments``:
+    {name: run frame}, under the claim's users), where the gap measures the reference's shortfall, not the
+    learner's; "" where the reference is above some learner everywhere."""
+    reference, column = claim.args.get("control"), claim.args.get("column", "algorithm")
+    if claim.rule != "equivalent" or reference not in SKYLINES or frame is None or frame.empty:
+        return ""
+    ref = frame[frame[column] == reference].groupby("dataset")[claim.metric].mean()
+    users = set(frame["click_model"]) if "click_model" in frame else None
+    learners = [f[[c for c in ("dataset", "click_model", column, claim.metric) if c in f]]
+                for f in experiments.values() if f is not None and claim.metric in f and column in f]
+    if not learners or ref.empty:
+        return ""
+    runs = pd.concat(learners)
+    runs = runs[(runs[column] != reference) & (runs["click_model"].isin(users) if users else True)]
+    online = runs.groupby(["dataset", column])[claim.metric].mean()
+    notes = []
+    for dataset, value in ref.items():
+        means = online[online.index.get_level_values("dataset") == dataset].droplevel("dataset")
+        if len(means) and (means > value).all():
+            notes.append(f"on {dataset} {SKYLINES[reference]} reaches {value:.3f}, below every online learner "
+                         f"(the lowest, {means.idxmin()}, {means.min():.3f})")
+    if not notes:
+        return ""
+    return ("; the reference is the problem, not the learner: " + "; ".join(notes)
+            + ": a learner that passes its skyline cannot 'converge' to it, and the gap measures how weak the "
+              "reference is there")

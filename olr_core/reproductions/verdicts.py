@@ -17,6 +17,7 @@ from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.runner import worker_count
 from ..rankers import get_algorithm
 from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
+from .verdict_display import skyline_note
 
 PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "neural": neural_claims, "klrank": klrank_claims,
           "topk": topk_claims}
@@ -125,6 +126,8 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                 record = judge(claim, frame, config, **extra)
                 record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
                 record["page"] = evidence_page(module, claim)
+                if record["verdict"] not in ("reproduced", "not testable here"):
+                    record["reason"] += skyline_note(claim, frame, frames.get(config, {}))
                 if record["verdict"] == "inconclusive":
                     costs = costs if costs is not None else stored_costs(store or ResultStore())
                     record["reason"] += _how_to_decide(module.PAPER, record, frame, profile, claim.experiment,
