@@ -185,3 +185,13 @@ def test_a_skyline_below_every_learner_is_named_as_the_problem():
     frame, experiments = convergence_frames(0.405)                  # above DBGD: an ordinary skyline
     assert vd.skyline_note(claim, frame, experiments) == ""
     assert vd.skyline_note(vd.registry()[("pairrank", "F3-c-over-r")], frame, experiments) == ""
+
+
+def test_a_table_cell_shows_ours_against_the_papers_mean_in_paper_sd():
+    table = {"unit": "our mean - the paper's, in paper s.d.", "summary": "1 of 1 cells consistent",
+             "cells": [{"cell": "mq2008/perfect/mgd", "ours_minus_paper_sd": 0.42, "low": -0.8, "high": 1.6,
+                        "outcome": "as reported"}]}
+    line = vd.cells_text(record(magnitude=table, cells=[{"cell": "mq2008/perfect/mgd", "margin": 0.58,
+                                                          "ci_low": -0.6, "ci_high": 0.9, "runs": 15}]))[0]
+    assert line == ("mq2008/perfect/mgd: +0.58 [-0.6, +0.9], 15 runs; ours - paper +0.42 [-0.8, +1.6] paper s.d. "
+                    "(as reported)")

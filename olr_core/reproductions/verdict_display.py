@@ -88,6 +88,9 @@ def cells_text(record: dict) -> list[str]:
         if size and "paper" in size:
             text += (f"; paper {number(size['paper'])} vs ours {number(size['ours'])} "
                      f"[{number(size['low'])}, {number(size['high'])}]{' ' + unit if unit else ''}")
+        elif size and "ours_minus_paper_sd" in size:         # a table cell: ours against the paper's mean
+            text += (f"; ours - paper {number(size['ours_minus_paper_sd'])} "
+                     f"[{number(size['low'])}, {number(size['high'])}] paper s.d. ({size['outcome']})")
         lines.append(text)
     return lines
 
