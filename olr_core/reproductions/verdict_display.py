@@ -204,7 +204,7 @@ def claims_box(records: list[dict], page: str) -> str:
             + (f" <span style='font-size: 0.85em; color: #555'>({html.escape(other)})</span>" if other else "")
             + f" <a href='{VERDICTS_PAGE}.html#{anchor(r, 'verdict')}'>row on the verdicts page</a>{unit}"
             + (f"<ul>{cells}</ul>" if cells else "") + "</li>")
-    return ("<div class='admonition note claims-decided-here'><p class='admonition-title'>Claims decided here</p>"
+    return ("<div class='admonition note claims-decided-here'>"
             f"<ul>{''.join(items)}</ul></div>")
 
 
