@@ -322,10 +322,17 @@ def _layout(paper: str, profile: str, data_dir, seeds: int | None = 1) -> dict:
 
 def grid_cost(paper: str, profile: str, data_dir, costs: dict, seeds: int | None = 1) -> tuple[float, int]:
     """(CPU seconds of every claim run of ``paper`` at ``profile`` with ``seeds`` seeds, runs of unknown cost),
-    each run priced by :func:`olr_core.plan.estimate_seconds` from the store's recorded costs."""
+    each run priced by :func:`olr_core.plan.estimate_seconds` from the store's recorded costs (computed once per
+    paper, profile and costs: every inconclusive claim of a paper suggests the same command)."""
+    frozen = tuple(sorted((kind, tuple(runs)) for kind, runs in costs.items()))
+    return _priced(paper, profile, data_dir, seeds, frozen)
+
+
+@functools.cache
+def _priced(paper: str, profile: str, data_dir, seeds: int | None, frozen: tuple) -> tuple[float, int]:
     from ..plan import estimate_seconds
 
-    seconds, unknown = 0.0, 0
+    costs, seconds, unknown = dict(frozen), 0.0, 0
     for specs in _layout(paper, profile, data_dir, seeds).values():
         for spec in specs:
             estimate, _ = estimate_seconds(spec.canonical(), costs)
