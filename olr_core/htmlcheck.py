@@ -88,3 +88,45 @@ def check_book(html_root: Path) -> list[str]:
             continue
         problems += [f"{page.relative_to(html_root)}: {p}" for p in check_page(page, html_root).problems()]
     return problems
+
+
+def claim_link_problems(page: Path) -> list[str]:
+    """Every claim row of a verdict table on ``page`` (a row whose first cell opens with the claim's id in bold)
+    must link (``a.claim-evidence``) to a page of the built book that has the link's anchor."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    problems, targets = [], {}
+    for row in soup.select("tr"):
+        first = row.find("td")
+        name = first.find("b") if first is not None else None
+        if name is None or first.find(string=True) is not name.find(string=True):
+            continue                                       # not a claim row
+        link = first.select_one("a.claim-evidence")
+        path, _, fragment = link.get("href", "").partition("#") if link else ("", "", "")
+        target = (page.parent / path).resolve() if path else page.resolve()
+        if link is None or not fragment:
+            problems.append(f"claim {name.get_text()}: its row links to no page anchor")
+        elif not target.is_file():
+            problems.append(f"claim {name.get_text()}: {link['href']} names a page that was not built")
+        else:
+            if target not in targets:
+                text = target.read_text(encoding="utf-8")
+                targets[target] = {tag.get("id") for tag in BeautifulSoup(text, "html.parser").find_all(id=True)}
+            if fragment not in targets[target]:
+                problems.append(f"claim {name.get_text()}: {link['href']} has no anchor #{fragment}")
+    return problems
+
+
+def check_claim_links(html_root: Path, pages=("book/generated/claims.html",)) -> list[str]:
+    """One line per claim row of the verdict tables on ``pages`` (paths under ``html_root``; the verdicts page by
+    default, the chapters too if named) whose link does not reach an existing page anchor."""
+    html_root = Path(html_root)
+    problems = []
+    for name in pages:
+        page = html_root / name
+        if not page.is_file():
+            problems.append(f"{name}: the page was not built")
+            continue
+        problems += [f"{name}: {p}" for p in claim_link_problems(page)]
+    return problems

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import math
 import re
 
 import pandas as pd
@@ -18,6 +17,7 @@ from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.runner import worker_count
 from ..rankers import get_algorithm
 from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
+from .verdict_display import skyline_note
 
 PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "neural": neural_claims, "klrank": klrank_claims,
           "topk": topk_claims}
@@ -106,11 +106,14 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced).
     ``rankers``: methods of your own (``olr claims PAPER --with module:Class``) that join the paper's
     experiments; every claim is then judged with them among the methods, and each gets its own claims."""
+    from ..plan import stored_costs  # (plan imports this module)
+
     records = []
     for ranker in rankers:
         get_algorithm(ranker)                         # a ranker that does not load fails before any run
     for module in _modules(paper):
         frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds, rankers)
+        costs = None                         # the store's run costs, read once the paper's runs are in
         for claim in [*module.CLAIMS, *with_claims(module, rankers)]:
             judged, inputs = [], {}
             for config in claim.configs:
@@ -123,8 +126,12 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                 record = judge(claim, frame, config, **extra)
                 record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
                 record["page"] = evidence_page(module, claim)
+                if record["verdict"] not in ("reproduced", "not testable here"):
+                    record["reason"] += skyline_note(claim, frame, frames.get(config, {}))
                 if record["verdict"] == "inconclusive":
-                    record["reason"] += _how_to_decide(module.PAPER, record, frame, profile)
+                    costs = costs if costs is not None else stored_costs(store or ResultStore())
+                    record["reason"] += _how_to_decide(module.PAPER, record, frame, profile, claim.experiment,
+                                                       data_dir, costs)
                 judged.append(record)
             for record in judged:
                 if record["verdict"] == "not reproduced":
@@ -172,16 +179,13 @@ def evidence_page(module, claim) -> str:
     return ""
 
 
-def _how_to_decide(paper: str, record: dict, frame: pd.DataFrame | None, profile: str) -> str:
-    """The command that runs about ``runs_needed`` runs per cell: more seeds of the same grid, each seed
-    adding one run per fold of every cell."""
-    needed, now = record.get("runs_needed"), max((c["runs"] for c in record.get("cells", [])), default=0)
-    if not needed or frame is None or "seed" not in frame or not now:
-        return f"; `olr claims {paper} --profile paper` runs the paper's scale"
-    per_seed = max(1, round(now / frame["seed"].nunique()))
-    seeds = math.ceil(needed / per_seed)
-    return (f"; `olr claims {paper} --profile {profile} --seeds {seeds}` runs {seeds * per_seed:,} per cell "
-            f"({per_seed} per seed) at this profile's horizon")
+def _how_to_decide(paper: str, record: dict, frame: pd.DataFrame | None, profile: str, experiment: str | None = None,
+                   data_dir=None, costs: dict | None = None) -> str:
+    """The command that gives every cell about ``runs_needed`` runs at the paper's horizon, and its CPU time
+    (:func:`verdict_display.decide_command`)."""
+    from .verdict_display import decide_command
+
+    return decide_command({**record, "paper": paper}, frame, profile, experiment, data_dir, costs)
 
 
 def failure_cause(record: dict, judged: list[dict], claim: Claim | None = None, inputs: dict | None = None) -> str:

@@ -1,0 +1,197 @@
+"""The verdicts as a reader sees them: each row's cells (margins and intervals in the claim's unit), the paper's
+number beside ours, links that reach the "claims decided here" box of the page holding the runs, and a forest
+plot whose panels each have one unit."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from olr_core.htmlcheck import check_claim_links
+from olr_core.reproductions import verdict_display as vd
+from olr_core.reproductions.verdicts import PAPERS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def record(paper="dsp", id_="T2-mgd-dsp", page="dsp_table2", verdict="inconclusive", role="headline",
+           config="text", cells=None, magnitude=None, paper_number=None):
+    r = {"paper": paper, "id": id_, "source": "Table 2", "claim": "MGD-DSP beats MGD", "config": config,
+         "config_role": role, "paper_value": "+7.0%", "ours": "+1.1%", "setup": "ours: 5 runs", "runs": 5,
+         "rule": "paired_gain", "verdict": verdict, "reason": "margin: mean paired difference; more", "page": page,
+         "cells": cells if cells is not None else [
+             {"cell": "mq2008/perfect", "margin": 0.8637, "ci_low": -1.97, "ci_high": 3.697, "runs": 5}]}
+    if magnitude is not None:
+        r["magnitude"] = magnitude
+    if paper_number is not None:
+        r["paper_number"] = paper_number
+    return r
+
+
+SIZED = {"unit": "% of the control's mean", "summary": "smaller in every cell",
+         "cells": [{"cell": "mq2008/perfect", "paper": 6.99, "ours": 1.07, "low": -2.4, "high": 4.59,
+                    "outcome": "smaller"}]}
+
+
+def test_row_shows_margins_intervals_paper_number_and_link():
+    row = vd.verdict_rows([record(magnitude=SIZED, paper_number={"mq2008/perfect": 6.99})]).iloc[0]
+    assert "mq2008/perfect: +0.864 [-1.97, +3.7], 5 runs" in row["cells"]
+    assert "discounted_online_ndcg10" in row["cells"]                 # the unit of T2-mgd-dsp's margin
+    assert "paper +6.99 vs ours +1.07 [-2.4, +4.59] % of the control&#x27;s mean" in row["cells"]
+    assert "paper's number: mq2008/perfect: +6.99" in row["paper"].replace("&#x27;", "'")
+    assert 'href="dsp_table2.html#claim-dsp-T2-mgd-dsp"' in row["claim"]
+    assert "id='verdict-dsp-T2-mgd-dsp'" in row["claim"]
+
+
+def test_chapter_rows_link_into_generated_and_pageless_claims_to_the_chapter_section():
+    with_page, without = record(), record(id_="T3.1-any-scheme", page="")
+    assert vd.evidence_href(with_page, "book") == "generated/dsp_table2.html#claim-dsp-T2-mgd-dsp"
+    assert vd.evidence_href(without, "generated") == "../dsp.html#does-it-reproduce"
+    assert vd.evidence_href(without, "book") == "dsp.html#does-it-reproduce"
+
+
+def test_sensitivity_verdicts_under_the_headline_with_their_meaning():
+    records = [record(), record(config="written-sign", role="sensitivity", verdict="partly")]
+    cell = vd.verdict_rows(records)["verdict"].iloc[0]
+    assert cell.startswith("<span style='white-space: nowrap'>inconclusive</span>")
+    assert "written-sign: partly" in cell and "as the paper writes it" in cell
+
+
+def test_numbers_are_signed_without_negative_zero_and_unbounded_ends_named():
+    assert vd.number(-0.0) == "0" and vd.number(-0.0004, 1) == "-0.0004" and vd.number(-1e-9, 2) == "-1e-09"
+    assert vd.number(float("inf")) == "+inf" and vd.number(None) == "n/a" and vd.number(0.12345) == "+0.123"
+
+
+def test_box_lists_the_pages_claims_with_verdicts_and_anchors():
+    records = [record(), record(id_="F2-faster", page="dsp_figure2", verdict="partly"),
+               record(config="code", role="sensitivity", verdict="reproduced")]
+    box = vd.claims_box(records, "dsp_table2")
+    assert "id='claim-dsp-T2-mgd-dsp'" in box and "F2-faster" not in box
+    assert "inconclusive" in box and "(code: reproduced)" in box
+    assert "href='claims.html#verdict-dsp-T2-mgd-dsp'" in box
+    assert "+0.864 [-1.97, +3.7]" in box
+    assert "No claim" in vd.claims_box(records, "dsp_figure4")
+
+
+def built_book(tmp_path, records, boxes=True):
+    """A built book's verdicts page and chapter sections, with (or without) each figure page's box."""
+    generated = tmp_path / "book" / "generated"
+    generated.mkdir(parents=True)
+    (generated / "claims.html").write_text(f"<html><body>{vd.verdict_table(records).to_html()}</body></html>")
+    for paper in {r["paper"] for r in records}:
+        (tmp_path / "book" / f"{paper}.html").write_text(f"<h2 id='{vd.CHAPTER_ANCHOR}'>Does it reproduce?</h2>")
+    for page in {r["page"] for r in records if r["page"]}:
+        (generated / f"{page}.html").write_text(vd.claims_box(records, page) if boxes else "<p>figure</p>")
+    return tmp_path
+
+
+def test_every_claim_row_reaches_an_existing_anchor(tmp_path):
+    records = [record(), record(id_="F2-faster", page="dsp_figure2"), record(id_="T3.1-any", page="")]
+    assert check_claim_links(built_book(tmp_path / "good", records)) == []
+    broken = check_claim_links(built_book(tmp_path / "nobox", records, boxes=False))
+    assert len(broken) == 2 and all("has no anchor" in p for p in broken)
+    old = tmp_path / "old" / "book" / "generated"
+    old.mkdir(parents=True)
+    (old / "claims.html").write_text('<table><tr><td><b>T2</b> (<a href="dsp_table2.html">Table 2</a>)</td></tr>'
+                                     "</table>")
+    assert check_claim_links(tmp_path / "old") == ["book/generated/claims.html: claim T2: its row links to no "
+                                                   "page anchor"]
+
+
+def test_every_registered_claim_links_to_a_page_that_shows_its_box():
+    """Each claim's evidence page is a notebook of the book whose 'claims decided here' cell pastes that page's
+    box (so the anchor the verdict row links to is built); a claim without a page links to its chapter's
+    "Does it reproduce?" section, which exists."""
+    from olr_core.reproductions.verdicts import evidence_page
+
+    toc = (ROOT / "_toc.yml").read_text()
+    for paper, module in PAPERS.items():
+        assert "\n## Does it reproduce?\n" in (ROOT / "book" / f"{paper}.md").read_text()
+        for claim in module.CLAIMS:
+            page = evidence_page(module, claim)
+            if not page:
+                continue
+            assert f"book/generated/{page}\n" in toc, page
+            cells = json.loads((ROOT / "notebooks" / f"{page}.ipynb").read_text())["cells"]
+            boxes = ["".join(c["source"]) for c in cells if c.get("id") == "claims-decided-here"]
+            assert boxes and f"```{{glue}} claims_box_{page}\n:doc: claims.ipynb\n```" in boxes[0], page
+            assert page in vd.evidence_pages()
+
+
+def test_forest_plot_has_one_panel_per_unit_labelled_with_it():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    records = [record(), record(id_="T2-dbgd-dsp"), record(paper="pairrank", id_="F3-c-over-r", page="")]
+    fig = vd.plot_margins_by_unit(records)
+    labels = [ax.get_xlabel() for ax in fig.axes]
+    assert len(labels) == 2
+    assert labels[0].startswith("margin in discounted_online_ndcg10")
+    assert labels[1].startswith("margin in final_offline_ndcg10")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["T2-mgd-dsp (text)", "T2-dbgd-dsp (text)"]
+    assert fig.axes[0].get_xlim()[1] == pytest.approx(1.1 * 3.697)     # the panel's own scale, in its unit
+    assert vd.plot_margins_by_unit([record(cells=[])]) is None
+
+
+def spec(algorithm="mgd", dataset="mq2008", click_model="perfect", fold=1, rounds=10_000):
+    from olr_core.experiments import RunSpec
+
+    return RunSpec(algorithm=algorithm, dataset=dataset, click_model=click_model, fold=fold, seed=0, rounds=rounds)
+
+
+def test_runs_per_seed_counts_the_thinnest_cell_of_the_layout():
+    layout = [spec(fold=f) for f in range(1, 6)] + [spec("mgd_dsp", fold=f) for f in range(1, 6)] + \
+        [spec("mgd", click_model="navigational", fold=f) for f in (1, 2)]
+    assert vd.runs_per_seed(layout, None, record()) == 2
+    frame = pd.DataFrame({"seed": [0, 1, 2, 3, 4]})
+    assert vd.runs_per_seed([], frame, record()) == 1              # 5 runs over 5 seeds: one per seed
+    assert vd.runs_per_seed([], None, record()) is None
+
+
+def test_decide_command_is_at_the_papers_horizon_with_a_consistent_seed_count_and_its_cpu_time(monkeypatch):
+    layout = {("text", "table2"): [spec(fold=f) for f in range(1, 6)] + [spec("mgd_dsp", fold=f) for f in range(1, 6)]}
+    monkeypatch.setattr(vd, "_layout", lambda paper, profile, data_dir, seeds=1: layout)
+    frame = pd.DataFrame({"seed": [0] * 5, "rounds_run": [2000] * 5})
+    costs = {("mgd", "mq2008"): [(10_000, 30.0)], ("mgd_dsp", "mq2008"): [(10_000, 60.0)]}
+    text = vd.decide_command({**record(), "runs_needed": 13}, frame, "quick", "table2", costs=costs)
+    assert "`olr claims dsp --profile paper --seeds 3` gives every cell at least 15 runs (3 seeds x 5 per seed)" \
+        in text
+    assert "at the paper's horizon of 10,000 queries" in text and "measured at 2,000 queries" in text
+    assert "about 1,350 CPU-seconds" in text                       # 3 seeds x 5 folds x (30 + 60) s
+    twelve = vd.decide_command({**record(), "runs_needed": 12}, frame, "quick", "table2", costs=costs)
+    assert "--seeds 3` gives every cell at least 15 runs" in twelve  # the same mapping for 12 as for 13
+    unknown = vd.decide_command({**record(), "runs_needed": 13}, frame, "paper", "table2", costs={})
+    assert "0 CPU-seconds" in unknown and "30 runs of unknown cost not counted" in unknown
+    assert "measured at" not in unknown                             # at the paper's profile nothing is extrapolated
+
+
+def convergence_frames(reference_value):
+    rows = [("synth-mslr", "perfect", a, v, f) for f in range(5) for a, v in
+            (("pairrank_c", 0.45 + 0.01 * f), ("offline_ranknet", reference_value + 0.001 * f))]
+    convergence = pd.DataFrame(rows, columns=["dataset", "click_model", "algorithm", "final_offline_ndcg10", "fold"])
+    main = pd.DataFrame([("synth-mslr", u, a, v) for u in ("perfect", "informational")
+                         for a, v in (("pairrank_c", 0.45), ("pdgd", 0.41), ("dbgd", 0.40))],
+                        columns=["dataset", "click_model", "algorithm", "final_offline_ndcg10"])
+    return convergence, {"main": main, "convergence": convergence}
+
+
+def test_a_skyline_below_every_learner_is_named_as_the_problem():
+    claim = vd.registry()[("pairrank", "F3-perfect-converges")]
+    frame, experiments = convergence_frames(0.385)
+    note = vd.skyline_note(claim, frame, experiments)
+    assert "the reference is the problem" in note
+    assert "on synth-mslr offline RankNet (trained on every grade) reaches 0.387" in note
+    assert "(the lowest, dbgd, 0.400)" in note
+    frame, experiments = convergence_frames(0.405)                  # above DBGD: an ordinary skyline
+    assert vd.skyline_note(claim, frame, experiments) == ""
+    assert vd.skyline_note(vd.registry()[("pairrank", "F3-c-over-r")], frame, experiments) == ""
+
+
+def test_a_table_cell_shows_ours_against_the_papers_mean_in_paper_sd():
+    table = {"unit": "our mean - the paper's, in paper s.d.", "summary": "1 of 1 cells consistent",
+             "cells": [{"cell": "mq2008/perfect/mgd", "ours_minus_paper_sd": 0.42, "low": -0.8, "high": 1.6,
+                        "outcome": "as reported"}]}
+    line = vd.cells_text(record(magnitude=table, cells=[{"cell": "mq2008/perfect/mgd", "margin": 0.58,
+                                                          "ci_low": -0.6, "ci_high": 0.9, "runs": 15}]))[0]
+    assert line == ("mq2008/perfect/mgd: +0.58 [-0.6, +0.9], 15 runs; ours - paper +0.42 [-0.8, +1.6] paper s.d. "
+                    "(as reported)")
