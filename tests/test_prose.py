@@ -1,0 +1,99 @@
+"""Prose generated from the claims' records (olr_core.reproductions.prose): a page's sentence follows the verdict
+when one stored run changes, and every number and verdict word in a rendered sentence is the record's."""
+
+import re
+
+import numpy as np
+import pytest
+
+from olr_core.experiments import ResultStore
+from olr_core.experiments.runner import data_fingerprint
+from olr_core.loop import RunTrace
+from olr_core.reproductions import dsp, dsp_claims, prose
+
+EVALS = 5
+
+
+def offline_level(spec) -> float:
+    """A constructed run's offline NDCG@10: each projected variant 0.05 above its base, seed-to-seed noise."""
+    base = {"dbgd": 0.40, "mgd": 0.45, "nsgd": 0.50}[spec.algorithm.removesuffix("_dsp")]
+    noise = np.random.default_rng(spec.seed * 1000 + len(spec.algorithm)).normal(0, 0.01)
+    return base + 0.05 * spec.algorithm.endswith("_dsp") + noise
+
+
+def trace(level: float, rounds: int) -> RunTrace:
+    return RunTrace(np.full(rounds, 0.5), np.linspace(0, rounds, EVALS).astype(int), np.full(EVALS, level),
+                    np.zeros(rounds, dtype=int))
+
+
+def store_runs(store, specs, level_of) -> None:
+    for spec in specs:
+        fingerprint = data_fingerprint(spec.dataset, spec.fold, None)
+        store.save(spec.key(fingerprint), spec, trace(level_of(spec), spec.rounds), fingerprint)
+
+
+@pytest.fixture
+def figure2_page(tmp_path):
+    """The runs of the Figure 2 page (text configuration, synthetic data, 6 seeds) in a constructed store."""
+    grids = dsp.config_grids(["synth-mq"], [1], 6, 50, ["text"])
+    store = ResultStore(tmp_path / "store")
+    store_runs(store, grids["text"], offline_level)
+    return grids, store
+
+
+def figure2_text(grids, store) -> tuple[list, str]:
+    records = prose.page_records(dsp_claims, ["F2-faster"], grids, store)
+    return records, prose.records_text(records, dsp.CONFIG_TITLES)
+
+
+def test_the_pages_sentence_changes_with_the_verdict_when_one_run_changes(figure2_page):
+    grids, store = figure2_page
+    records, before = figure2_text(grids, store)
+    assert records[0]["verdict"] == "reproduced"
+    assert "F2-faster (as the text says, `text`): reproduced" in before
+    assert "above 0 in 9, below 0 in 0 and on neither side in 0 of 9 cells" in before
+
+    one = next(s for s in grids["text"] if s.algorithm == "mgd_dsp" and s.click_model == "perfect" and s.seed == 3)
+    store_runs(store, [one], lambda spec: 0.0)           # one run of MGD-DSP far below MGD
+    records, after = figure2_text(grids, store)
+    assert records[0]["verdict"] == "partly"
+    assert after != before
+    assert "F2-faster (as the text says, `text`): partly" in after
+    assert "above 0 in 8," in after
+
+
+def sentence_numbers(sentence: str) -> dict:
+    found = re.search(r": ([a-z ]+); margin: .*lies above 0 in (\d+), below 0 in (\d+) and on neither side in (\d+) "
+                      r"of (\d+) cells?\.", sentence)
+    verdict, above, below, undecided, cells = found.groups()
+    return {"verdict": verdict, "above": int(above), "below": int(below), "undecided": int(undecided),
+            "cells": int(cells)}
+
+
+def test_every_number_and_verdict_word_of_a_rendered_sentence_is_the_records(figure2_page):
+    grids, store = figure2_page
+    for level_of in (offline_level, lambda s: offline_level(s) - 0.1 * s.algorithm.endswith("_dsp"),
+                     lambda s: offline_level(s) - 0.045 * s.algorithm.endswith("_dsp")):   # +0.005: undecided
+        store_runs(store, grids["text"], level_of)
+        for record in prose.page_records(dsp_claims, ["F2-faster", "T3-dsp-mostly", "T2-mgd-dsp"], grids, store):
+            said = sentence_numbers(prose.verdict_sentence(record))
+            cells = record["cells"]
+            assert said["verdict"] == record["verdict"]
+            assert said["cells"] == len(cells)
+            assert said["above"] == sum(c["ci_low"] is not None and c["ci_low"] > 0 for c in cells)
+            assert said["below"] == sum(c["ci_high"] is not None and c["ci_high"] < 0 for c in cells)
+            assert said["above"] + said["below"] + said["undecided"] == said["cells"]
+            if record.get("magnitude"):
+                assert record["magnitude"]["summary"] in prose.verdict_sentence(record)
+
+
+def test_a_claim_this_page_cannot_test_says_so_with_its_reason(figure2_page):
+    grids, store = figure2_page
+    record = prose.page_records(dsp_claims, ["T2-cells"], grids, store)[0]    # MQ2008 at 10,000 queries: not here
+    assert record["verdict"] == "not testable here"
+    assert prose.verdict_sentence(record).startswith("T2-cells (text, `text`): not testable here; ")
+
+
+def test_an_unknown_claim_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="dsp has no claim 'T9'; valid: T2-cells"):
+        prose.find_claim(dsp_claims, "T9")
