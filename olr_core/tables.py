@@ -56,8 +56,9 @@ def fixed_text(value, decimals: int) -> str:
 
 
 def significant_text(value, digits: int = 3) -> str:
-    """``value`` to ``digits`` significant digits (a number of ``digits`` or more integer digits: whole, with
-    thousands separators: 42164.341 -> "42,164"); blank when missing, never "-0.0"."""
+    """``value`` to at most ``digits`` significant digits, without padding zeros (0.01 stays "0.01"; a number of
+    ``digits`` or more integer digits: whole, with thousands separators: 42164.341 -> "42,164"); blank when
+    missing, never "-0.0"."""
     if _missing(value):
         return ""
     if isinstance(value, (bool, np.bool_)):
@@ -66,10 +67,9 @@ def significant_text(value, digits: int = 3) -> str:
         return f"{value:,}"
     if value == 0 or np.isinf(value):
         return fixed_text(value, 0)
-    magnitude = math.floor(math.log10(abs(value)))
-    if magnitude < -4:
-        return _no_negative_zero(f"{value:.{digits - 1}e}")
-    return fixed_text(value, digits - 1 - magnitude)
+    if abs(value) >= 10 ** (digits - 1):
+        return fixed_text(value, 0)
+    return _no_negative_zero(f"{value:.{digits}g}")
 
 
 def noise_decimals(sd, significant: int = 2) -> int | None:
@@ -137,3 +137,19 @@ def _transposed(text: pd.DataFrame) -> pd.DataFrame:
     body = text.set_index(first).T
     body.columns = [str(c) for c in body.columns]
     return body.reset_index(names=[first or "column"])
+
+
+def params_text(params: dict) -> str:
+    """Hyper-parameters per method in words, not as a dict: {"pairrank_c": {"alpha": 0.01}} -> "PairRank_C: alpha
+    0.01" (methods by their display names, methods without parameters left out, "; " between methods)."""
+    from .names import display_name
+
+    parts = [f"{display_name(method)}: " + ", ".join(f"{column_label(k)} {_param_value(v)}" for k, v in values.items())
+             for method, values in params.items() if values]
+    return "; ".join(parts) if parts else "the defaults"
+
+
+def _param_value(value) -> str:
+    """A hyper-parameter as set (0.01, 10, 49), without padding zeros."""
+    is_number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    return format(value, "g") if is_number and not _missing(value) else cell_text(value)

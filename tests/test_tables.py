@@ -25,7 +25,8 @@ def test_significant_digits_and_thousands():
     assert significant_text(42164.341) == "42,164"
     assert significant_text(0.6651234) == "0.665"
     assert significant_text(161.1017370572207) == "161"
-    assert significant_text(7) == "7"
+    assert significant_text(7) == "7" and significant_text(0.01) == "0.01" and significant_text(2.5e-7) == "2.5e-07"
+    assert significant_text(-0.0001) == "-0.0001" and significant_text(-1e-12, 3) == "-1e-12"
 
 
 def test_a_mean_is_printed_to_the_precision_of_its_sd():
@@ -44,7 +45,7 @@ def test_no_index_column_reaches_the_reader():
     labelled = pd.DataFrame({"a": [1.0]}, index=pd.Index(["dbgd"], name="algorithm"))
     assert readable_frame(labelled).columns.tolist() == ["algorithm", "a"]
     unnamed = pd.DataFrame({"a": [1.0]}, index=["dbgd"])
-    assert readable_frame(unnamed, index_label="method").iloc[0].tolist() == ["dbgd", "1.00"]
+    assert readable_frame(unnamed, index_label="method").iloc[0].tolist() == ["dbgd", "1"]
 
 
 def test_a_wide_table_with_few_rows_is_transposed():
@@ -53,3 +54,11 @@ def test_a_wide_table_with_few_rows_is_transposed():
     html = reader_table(wide, max_columns=9).to_html()
     assert html.count("<tr>") == 13            # a header row and one row per metric
     assert "metric 11" in html
+
+
+def test_hyper_parameters_read_as_words_not_a_dict():
+    from olr_core.tables import params_text
+
+    text = params_text({"pairrank_c": {"alpha": 0.01, "l2_weight": 10.0}, "pdgd": {}, "mgd": {"n_candidates": 49}})
+    assert text == "PairRank_C: alpha 0.01, l2 weight 10; MGD: n candidates 49"
+    assert "{" not in text and params_text({}) == "the defaults"
