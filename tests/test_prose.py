@@ -97,3 +97,16 @@ def test_a_claim_this_page_cannot_test_says_so_with_its_reason(figure2_page):
 def test_an_unknown_claim_is_refused_in_one_line():
     with pytest.raises(ValueError, match="dsp has no claim 'T9'; valid: T2-cells"):
         prose.find_claim(dsp_claims, "T9")
+
+
+def test_a_missing_data_sets_reason_names_the_option_not_this_machines_path(tmp_path):
+    from olr_core import browsercheck
+    from olr_core.data.registry import find_datasets
+    from olr_core.reproductions.verdicts import without_data_path
+
+    _, missing = find_datasets(["mq2008"], tmp_path)
+    assert str(tmp_path) in missing["mq2008"]                      # the error itself names the folder
+    reason = without_data_path(missing["mq2008"], tmp_path)
+    assert str(tmp_path) not in reason and "DATA_DIR" in reason and "--data-dir" in reason
+    pattern = browsercheck.READER_TEXT["absolute path"]          # what the browser check flags on a page
+    assert re.search(pattern, missing["mq2008"]) and not re.search(pattern, reason)
