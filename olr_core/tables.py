@@ -88,17 +88,24 @@ def cell_text(value, digits: int = 3, decimals: int | None = None) -> str:
         return ""
     if isinstance(value, str):
         return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return f"{value:,}"
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
         return significant_text(value, digits) if decimals is None else fixed_text(value, decimals)
     return str(value)
 
 
 def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None,
-                   index_label: str = "name") -> pd.DataFrame:
+                   index_label: str = "name", decimals: int | None = None) -> pd.DataFrame:
     """``frame`` as text for readers: the index as columns (a plain row counter dropped), column names in words,
     every value formatted by :func:`cell_text`; ``noise``: {value column: s.d. column} (a value printed to the
     decimals of its row's s.d., :func:`noise_decimals`; the s.d. column itself too); ``index_label``: the header
-    of an unnamed index of labels."""
+    of an unnamed index of labels; ``decimals``: a fixed number of decimals for the numbers without an s.d. (else
+    ``digits`` significant digits)."""
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"reader_table takes a pandas DataFrame or Series, not {type(frame).__name__}")
     frame = _index_as_columns(frame, index_label)
     noise = dict(noise or {})
     noise.update({sd: sd for sd in list(noise.values()) if sd in frame})
@@ -106,7 +113,7 @@ def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = No
     for name in frame.columns:
         sd_column = noise.get(name)
         places = ([noise_decimals(s) for s in frame[sd_column]] if sd_column in frame
-                  else [None] * len(frame))
+                  else [decimals] * len(frame))
         out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(frame[name], places)]
     return pd.DataFrame(out, columns=list(out))
 
@@ -120,11 +127,11 @@ def _index_as_columns(frame: pd.DataFrame, index_label: str) -> pd.DataFrame:
 
 
 def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None, caption: str | None = None,
-                 max_columns: int = 9, index_label: str = "name"):
+                 max_columns: int = 9, index_label: str = "name", decimals: int | None = None):
     """The styled table a page displays (see the module's docstring): no index, words for names, blanks for
     missing values, no negative zero, precision fitting the noise; transposed when it has more than
     ``max_columns`` columns and fewer rows than columns."""
-    text = readable_frame(frame, digits, noise, index_label)
+    text = readable_frame(frame, digits, noise, index_label, decimals)
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
     styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)

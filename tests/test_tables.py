@@ -62,3 +62,14 @@ def test_hyper_parameters_read_as_words_not_a_dict():
     text = params_text({"pairrank_c": {"alpha": 0.01, "l2_weight": 10.0}, "pdgd": {}, "mgd": {"n_candidates": 49}})
     assert text == "PairRank_C: alpha 0.01, l2 weight 10; MGD: n candidates 49"
     assert "{" not in text and params_text({}) == "the defaults"
+
+
+def test_fixed_decimals_a_series_and_a_clear_error_for_anything_else():
+    import pytest
+
+    series = pd.Series([0.12345, -0.00001], index=pd.Index(["a", "b"], name="seed"), name="log-log slope")
+    assert readable_frame(series, decimals=3).values.tolist() == [["a", "0.123"], ["b", "0.000"]]
+    counts = pd.DataFrame({"seed": np.arange(3), "slope": [0.5, 0.25, np.nan]})
+    assert readable_frame(counts, decimals=3).values.tolist() == [["0", "0.500"], ["1", "0.250"], ["2", ""]]
+    with pytest.raises(TypeError, match="reader_table takes a pandas DataFrame or Series, not dict"):
+        readable_frame({"a": 1})
