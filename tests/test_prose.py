@@ -110,3 +110,15 @@ def test_a_missing_data_sets_reason_names_the_option_not_this_machines_path(tmp_
     assert str(tmp_path) not in reason and "DATA_DIR" in reason and "--data-dir" in reason
     pattern = browsercheck.READER_TEXT["absolute path"]          # what the browser check flags on a page
     assert re.search(pattern, missing["mq2008"]) and not re.search(pattern, reason)
+
+
+def test_the_dsp_chapter_states_the_figure_runs_the_profiles_make():
+    """The chapter's sentence on Figures 3-4 (it once said "two runs per cell" where the rows said 5)."""
+    from pathlib import Path
+
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "fifteen": 15}
+    text = " ".join((Path(__file__).resolve().parents[1] / "book" / "dsp.md").read_text().split())
+    found = re.search(r"\((\w+) runs per cell, ([\d,]+) queries, against (\d+) and ([\d,]+)\)", text)
+    quick, paper = dsp_claims.PROFILES["quick"]["figures"], dsp_claims.PROFILES["paper"]["figures"]
+    assert words[found[1]] == quick["seeds"] and int(found[2].replace(",", "")) == quick["rounds"]
+    assert int(found[3]) == paper["seeds"] and int(found[4].replace(",", "")) == paper["rounds"]
