@@ -14,7 +14,8 @@
   letters on two lines) or overflowing the element that holds it (an element width check), an image
   without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
   Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
-  table whose first column is an unnamed index (row headers under an empty header cell).
+  table whose first column is an unnamed index (row headers under an empty header cell). Code the
+  authors wrote is not reader text: code cells and inline code in prose are left out of these checks.
 
 It saves screenshots of the intro, a chapter and the verdicts page under ``--screenshots``. The browser
 never reaches the network: pages are opened from disk, and a request elsewhere is reported, not made.
@@ -70,7 +71,7 @@ ready.then(settle).then(() => {
   for (let i = 1; i < levels.length; i++)
     if (levels[i] > levels[i - 1] + 1) skips.push(`h${levels[i - 1]} -> h${levels[i]}`);
   const shown = node => !node.parentElement.closest('script, style, textarea, .cell_input, mjx-container, .math, '
-                                                    + 'noscript, .headerlink');
+                                                    + 'noscript, .headerlink, p code, li code, td code');
   const splits = [];
   const texts = [];
   const words = new RegExp(`\\b(${VERDICT_WORDS.join('|')})\\b`, 'gi');

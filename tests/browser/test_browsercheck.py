@@ -135,3 +135,8 @@ def test_a_table_with_an_unnamed_index_column_is_reported(plain):
     assert any("1 table(s) with an unnamed index column" in p for p in found)
     named = pandas_default.replace("<th></th>", "<th>algorithm</th>")
     assert plain_problems(plain, "book/generated/x.html", named) == []
+
+
+def test_inline_code_in_prose_is_the_authors_not_a_leak(plain):
+    body = "<p>The mean is <code>NaN</code> without an update; <code>{'a': 1}</code> is a dict.</p>"
+    assert plain_problems(plain, "book/generated/x.html", body) == []
