@@ -15,7 +15,8 @@
   without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
   Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
   table whose first column is an unnamed index (row headers under an empty header cell). Code the
-  authors wrote is not reader text: code cells and inline code in prose are left out of these checks.
+  authors wrote is not reader text: code cells and inline code in prose are left out of these checks;
+- a link in the page's text to a local page that does not exist or to an anchor that page does not have.
 
 It saves screenshots of the intro, a chapter and the verdicts page under ``--screenshots``. The browser
 never reaches the network: pages are opened from disk, and a request elsewhere is reported, not made.
@@ -109,13 +110,14 @@ ready.then(settle).then(() => {
     return body.length && body.every(r => r.cells.length && r.cells[0].tagName === 'TH')
            && head.every(r => !r.cells.length || !r.cells[0].textContent.trim());
   }).length;
-  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables});
+  const links = [...document.querySelectorAll('main a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
+  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links});
 }).catch(e => done({error: String(e)}));
 """
 PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
     "__READER_TEXT__", json.dumps(READER_TEXT))
 EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
-               "figures": [], "indexTables": 0}
+               "figures": [], "indexTables": 0, "links": []}
 
 
 @dataclass
@@ -183,7 +185,27 @@ def check_page(browser, path: Path, root: Path) -> PageResult:
             result.problems.append(f"image without alt text: {image['src']}")
     result.problems += [f"heading levels skip: {s}" for s in probe["skips"]]
     result.problems += reader_problems(probe, needs_captions(result.page))
+    result.problems += [f"link to a missing page or anchor: {link}" for link in broken_links(probe["links"])]
     return result
+
+
+def broken_links(links: list[str]) -> list[str]:
+    """The ``file:`` links (as the browser resolved them) whose file does not exist or has no element with the
+    link's anchor as its id (every claim row's link must land on its page's figure or table)."""
+    from urllib.parse import unquote, urlsplit
+
+    broken, ids = [], {}
+    for link in dict.fromkeys(links):
+        parts = urlsplit(link)
+        path = Path(unquote(parts.path))
+        if not path.exists():
+            broken.append(link)
+        elif parts.fragment and path.suffix == ".html":
+            if path not in ids:
+                ids[path] = set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8", errors="replace")))
+            if unquote(parts.fragment) not in ids[path]:
+                broken.append(link)
+    return broken
 
 
 def needs_captions(page: str) -> bool:

@@ -140,3 +140,12 @@ def test_a_table_with_an_unnamed_index_column_is_reported(plain):
 def test_inline_code_in_prose_is_the_authors_not_a_leak(plain):
     body = "<p>The mean is <code>NaN</code> without an update; <code>{'a': 1}</code> is a dict.</p>"
     assert plain_problems(plain, "book/generated/x.html", body) == []
+
+
+def test_a_link_to_a_missing_page_or_anchor_is_reported(plain):
+    (plain / "book" / "generated" / "dsp_table2.html").write_text(page('<h1 id="table-2">T</h1>', mathjax=False))
+    body = ('<a href="dsp_table2.html#table-2">fine</a> <a href="dsp_table2.html#nowhere">no anchor</a> '
+            '<a href="gone.html">no page</a> <a href="https://example.org/#x">external</a>')
+    found = plain_problems(plain, "book/generated/claims.html", body)
+    assert sorted(p.rsplit("/", 1)[1] for p in found if "link to a missing" in p) == ["dsp_table2.html#nowhere",
+                                                                                     "gone.html"]
