@@ -122,3 +122,38 @@ def test_the_dsp_chapter_states_the_figure_runs_the_profiles_make():
     quick, paper = dsp_claims.PROFILES["quick"]["figures"], dsp_claims.PROFILES["paper"]["figures"]
     assert words[found[1]] == quick["seeds"] and int(found[2].replace(",", "")) == quick["rounds"]
     assert int(found[3]) == paper["seeds"] and int(found[4].replace(",", "")) == paper["rounds"]
+
+
+DATA = __import__("pathlib").Path("/work/shared/data")
+
+
+@pytest.mark.skipif(not (DATA / "MQ2008").is_dir() and not (DATA / "mq2008").is_dir(), reason="needs MQ2008")
+def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, monkeypatch):
+    """The contradiction of #40: every cell's mean within one paper s.d. while T2-cells is inconclusive. On
+    constructed MQ2008 runs at the paper's horizon, the page's sentence says inconclusive while the spread leaves
+    the intervals undecided, and reproduced once the runs agree, with the within-one-s.d. count 18 of 18 both times."""
+    monkeypatch.setenv("OLR_DATA_DIR", str(DATA))
+    from olr_core.metrics import cumulative_online
+
+    grids = dsp.config_grids(["mq2008"], [1, 2, 3], 1, 10_000, ["text"])
+    paper = dsp.paper_frame("online").set_index(["dataset", "click_model", "algorithm"])
+    unit = cumulative_online(np.ones(10_000))
+
+    def store_at(spread):
+        store = ResultStore(tmp_path / f"store{spread}")
+        for spec in grids["text"]:
+            mean, sd = paper.loc[(spec.dataset, spec.click_model, spec.algorithm)]
+            value = mean + spread * sd * (spec.fold - 2)                 # folds 1, 2, 3: -spread, 0, +spread s.d.
+            fingerprint = data_fingerprint(spec.dataset, spec.fold, None)
+            online = RunTrace(np.full(10_000, value / unit), np.array([10_000]), np.array([0.5]), np.zeros(10_000, int))
+            store.save(spec.key(fingerprint), spec, online, fingerprint)
+        record = prose.page_records(dsp_claims, ["T2-cells"], grids, store)[0]
+        return record, prose.records_text([record], dsp.CONFIG_TITLES)
+
+    loose, loose_text = store_at(0.9)
+    assert prose.within_count(loose) == (18, 18) and loose["verdict"] == "inconclusive"
+    assert "T2-cells (as the text says, `text`): inconclusive" in loose_text and "reproduced" not in loose_text
+    tight, tight_text = store_at(0.01)
+    assert prose.within_count(tight) == (18, 18) and tight["verdict"] == "reproduced"
+    assert "reproduced; margin: 1 paper s.d. minus |our mean - paper mean|; its 95 % interval lies above 0 in 18, " \
+           "below 0 in 0 and on neither side in 0 of 18 cells" in tight_text
