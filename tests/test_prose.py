@@ -124,15 +124,10 @@ def test_the_dsp_chapter_states_the_figure_runs_the_profiles_make():
     assert int(found[3]) == paper["seeds"] and int(found[4].replace(",", "")) == paper["rounds"]
 
 
-DATA = __import__("pathlib").Path("/work/shared/data")
-
-
-@pytest.mark.skipif(not (DATA / "MQ2008").is_dir() and not (DATA / "mq2008").is_dir(), reason="needs MQ2008")
-def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, monkeypatch):
+def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, real_data_dir):
     """The contradiction of #40: every cell's mean within one paper s.d. while T2-cells is inconclusive. On
     constructed MQ2008 runs at the paper's horizon, the page's sentence says inconclusive while the spread leaves
     the intervals undecided, and reproduced once the runs agree, with the within-one-s.d. count 18 of 18 both times."""
-    monkeypatch.setenv("OLR_DATA_DIR", str(DATA))
     from olr_core.metrics import cumulative_online
 
     grids = dsp.config_grids(["mq2008"], [1, 2, 3], 1, 10_000, ["text"])
