@@ -14,7 +14,8 @@
   letters on two lines) or overflowing the element that holds it (an element width check), an image
   without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
   Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
-  table whose first column is an unnamed index (row headers under an empty header cell). Code the
+  table whose first column is an unnamed index (row headers under an empty header cell) or that is
+  wider than the page's main column (columns behind a horizontal scroll). Code the
   authors wrote is not reader text: code cells and inline code in prose are left out of these checks;
 - a link in the page's text to a local page that does not exist or to an anchor that page does not have.
 
@@ -110,14 +111,17 @@ ready.then(settle).then(() => {
     return body.length && body.every(r => r.cells.length && r.cells[0].tagName === 'TH')
            && head.every(r => !r.cells.length || !r.cells[0].textContent.trim());
   }).length;
+  const main = document.querySelector('main') || document.body;
+  const wide = [...document.querySelectorAll('main table')].filter(
+    t => t.getBoundingClientRect().width > main.getBoundingClientRect().width + 1).length;
   const links = [...document.querySelectorAll('main a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
-  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links});
+  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide});
 }).catch(e => done({error: String(e)}));
 """
 PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
     "__READER_TEXT__", json.dumps(READER_TEXT))
 EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
-               "figures": [], "indexTables": 0, "links": []}
+               "figures": [], "indexTables": 0, "links": [], "wide": 0}
 
 
 @dataclass
@@ -224,6 +228,8 @@ def reader_problems(probe: dict, captions: bool) -> list[str]:
     out += [f"{name} in the text: {snippet.strip()!r}" for name, snippet in probe["reader"]]
     if probe["indexTables"]:
         out.append(f"{probe['indexTables']} table(s) with an unnamed index column")
+    if probe["wide"]:
+        out.append(f"{probe['wide']} table(s) wider than the page (columns behind a horizontal scroll)")
     return out
 
 

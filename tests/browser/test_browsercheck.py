@@ -149,3 +149,17 @@ def test_a_link_to_a_missing_page_or_anchor_is_reported(plain):
     found = plain_problems(plain, "book/generated/claims.html", body)
     assert sorted(p.rsplit("/", 1)[1] for p in found if "link to a missing" in p) == ["dsp_table2.html#nowhere",
                                                                                      "gone.html"]
+
+
+def test_a_table_wider_than_the_page_is_reported_and_a_reader_table_of_it_is_not(plain):
+    import pandas as pd
+
+    from olr_core.tables import reader_table
+
+    columns = {f"discounted_online_ndcg10_of_method_{i}": [0.123456789] for i in range(12)}
+    raw = pd.DataFrame(columns).to_html(index=False)
+    body = f"<div style='overflow-x: auto'>{raw}</div>"
+    found = plain_problems(plain, "book/generated/x.html", body)
+    assert any("1 table(s) wider than the page" in p for p in found)
+    readable = reader_table(pd.DataFrame(columns)).to_html()      # transposed: one row per column
+    assert plain_problems(plain, "book/generated/x.html", f"<div style='overflow-x: auto'>{readable}</div>") == []
