@@ -98,29 +98,31 @@ def cell_text(value, digits: int = 3, decimals: int | None = None) -> str:
 def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None,
                    index_label: str = "name", decimals: int | None = None) -> pd.DataFrame:
     """``frame`` as text for readers: the index as columns (a plain row counter dropped), column names in words,
-    every value formatted by :func:`cell_text`; ``noise``: {value column: s.d. column} (a value printed to the
-    decimals of its row's s.d., :func:`noise_decimals`; the s.d. column itself too); ``index_label``: the header
-    of an unnamed index of labels; ``decimals``: a fixed number of decimals for the numbers without an s.d. (else
-    ``digits`` significant digits)."""
+    every value formatted by :func:`cell_text`; ``noise``: {value column: s.d. column, or the rows' s.d.s} (a value
+    printed to the decimals of its row's s.d., :func:`noise_decimals`; an s.d. column itself too); ``index_label``:
+    the header of an unnamed index of labels; ``decimals``: a fixed number of decimals for the numbers without an
+    s.d. (else ``digits`` significant digits)."""
     if isinstance(frame, pd.Series):
         frame = frame.to_frame()
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"reader_table takes a pandas DataFrame or Series, not {type(frame).__name__}")
     frame = _index_as_columns(frame, index_label)
     noise = dict(noise or {})
-    noise.update({sd: sd for sd in list(noise.values()) if sd in frame})
+    noise.update({sd: sd for sd in list(noise.values()) if isinstance(sd, str) and sd in frame})
     out = {}
     for name in frame.columns:
-        sd_column = noise.get(name)
-        places = ([noise_decimals(s) for s in frame[sd_column]] if sd_column in frame
-                  else [decimals] * len(frame))
+        sds = noise.get(name)
+        sds = frame[sds] if isinstance(sds, str) and sds in frame else sds
+        places = [noise_decimals(s) for s in sds] if sds is not None and not isinstance(sds, str) \
+            else [decimals] * len(frame)
         out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(frame[name], places)]
     return pd.DataFrame(out, columns=list(out))
 
 
 def _index_as_columns(frame: pd.DataFrame, index_label: str) -> pd.DataFrame:
-    if isinstance(frame.index, pd.RangeIndex) or frame.index.equals(pd.RangeIndex(len(frame))):
-        return frame.reset_index(drop=True)
+    unnamed = all(n is None for n in frame.index.names)
+    if unnamed and (frame.index.nlevels == 1 and pd.api.types.is_integer_dtype(frame.index)):
+        return frame.reset_index(drop=True)       # a row counter (0-17 twice after a concat), not a label
     names = [n if n is not None else (index_label if i == 0 else f"{index_label} {i + 1}")
              for i, n in enumerate(frame.index.names)]
     return frame.reset_index(names=names)
@@ -160,3 +162,14 @@ def _param_value(value) -> str:
     """A hyper-parameter as set (0.01, 10, 49), without padding zeros."""
     is_number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     return format(value, "g") if is_number and not _missing(value) else cell_text(value)
+
+
+def mean_sd_text(means, sds) -> list[str]:
+    """"mean ± s.d." per row, both to the decimals the s.d. supports (:func:`noise_decimals`); the mean alone (3
+    significant digits) without a positive s.d., blank without a mean."""
+    out = []
+    for mean, sd in zip(means, sds):
+        places = noise_decimals(sd)
+        out.append(cell_text(mean) if places is None or _missing(mean)
+                   else f"{fixed_text(mean, places)} ± {fixed_text(sd, places)}")
+    return out

@@ -36,12 +36,16 @@ def test_a_mean_is_printed_to_the_precision_of_its_sd():
     text = readable_frame(frame, noise={"mean": "sd"})
     assert text["mean"].tolist() == ["876", "0.6651"]
     assert text["sd"].tolist() == ["40", "0.0052"]
+    given = readable_frame(frame[["mean"]], noise={"mean": [2.5, 0.05]})       # s.d.s not shown as a column
+    assert given["mean"].tolist() == ["876.3", "0.665"]
 
 
 def test_no_index_column_reaches_the_reader():
     counter = pd.DataFrame({"paper_mean": [1.0, np.nan]}, index=[0, 1])
     html = reader_table(counter).to_html()
     assert "row_heading" not in html and "NaN" not in html and "paper mean" in html
+    twice = pd.concat([counter, counter])                  # index 0, 1, 0, 1: still a row counter
+    assert readable_frame(twice).columns.tolist() == ["paper mean"]
     labelled = pd.DataFrame({"a": [1.0]}, index=pd.Index(["dbgd"], name="algorithm"))
     assert readable_frame(labelled).columns.tolist() == ["algorithm", "a"]
     unnamed = pd.DataFrame({"a": [1.0]}, index=["dbgd"])
@@ -73,3 +77,10 @@ def test_fixed_decimals_a_series_and_a_clear_error_for_anything_else():
     assert readable_frame(counts, decimals=3).values.tolist() == [["0", "0.500"], ["1", "0.250"], ["2", ""]]
     with pytest.raises(TypeError, match="reader_table takes a pandas DataFrame or Series, not dict"):
         readable_frame({"a": 1})
+
+
+def test_mean_and_sd_in_one_cell_to_the_sds_precision():
+    from olr_core.tables import mean_sd_text
+
+    assert mean_sd_text([876.31, 0.66512, 0.5, np.nan], [39.7, 0.0052, np.nan, 1.0]) == [
+        "876 ± 40", "0.6651 ± 0.0052", "0.5", ""]
