@@ -9,7 +9,15 @@
 - an image that did not load (``naturalWidth`` 0) or has no alt text;
 - headings that skip a level (an ``h4`` right after an ``h2``);
 - a generated page whose code toggle does not open its code, and a search page that finds nothing for
-  a word every chapter uses.
+  a word every chapter uses;
+- what a reader should never see: a verdict word broken across two lines (the rectangles of its
+  letters on two lines) or overflowing the element that holds it (an element width check), an image
+  without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
+  Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
+  table whose first column is an unnamed index (row headers under an empty header cell) or that is
+  wider than the page's main column (columns behind a horizontal scroll). Code the
+  authors wrote is not reader text: code cells and inline code in prose are left out of these checks;
+- a link in the page's text to a local page that does not exist or to an anchor that page does not have.
 
 It saves screenshots of the intro, a chapter and the verdicts page under ``--screenshots``. The browser
 never reaches the network: pages are opened from disk, and a request elsewhere is reported, not made.
@@ -19,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +35,22 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:", "chrome-extension:", "devtools:")
+VERDICT_WORDS = ("reproduced", "partly", "smaller", "reported", "inconclusive", "testable")
+# Text a reader should never meet (outside code cells): a name, and a JavaScript regular expression.
+READER_TEXT = {
+    "raw dict": r"\{'",
+    "absolute path": r"(?:^|[\s(\['\"=,;])(?:/(?:home|work|tmp|usr|var|root|opt|mnt|srv|data|Users|private)"
+                     r"(?:/[\w.\-]+)+|[A-Za-z]:\\[\w.\-])",
+    "NaN": r"\bNaN\b",
+    "negative zero": r"(?<![\w.])[-\u2212]0(?:\.0+)?(?![\d.])",
+}
 SCREENSHOTS = {"intro": "book/intro.html", "chapter": "book/pairrank.html", "verdicts": "book/generated/claims.html"}
 
 # Runs in the page after MathJax has typeset it: every check that reads the DOM, in one round trip.
 PAGE_PROBE = r"""
 const done = arguments[arguments.length - 1];
+const VERDICT_WORDS = __VERDICT_WORDS__;
+const READER_TEXT = __READER_TEXT__;
 const ready = (window.MathJax && MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise
                                                                              : Promise.resolve();
 const settle = () => new Promise(r => setTimeout(r, 50));
@@ -52,9 +72,56 @@ ready.then(settle).then(() => {
   const skips = [];
   for (let i = 1; i < levels.length; i++)
     if (levels[i] > levels[i - 1] + 1) skips.push(`h${levels[i - 1]} -> h${levels[i]}`);
-  done({math: math.length, unrendered, raw, images, skips});
+  const shown = node => !node.parentElement.closest('script, style, textarea, .cell_input, mjx-container, .math, '
+                                                    + 'noscript, .headerlink, p code, li code, td code');
+  const splits = [];
+  const texts = [];
+  const words = new RegExp(`\\b(${VERDICT_WORDS.join('|')})\\b`, 'gi');
+  const textWalker = document.createTreeWalker(document.querySelector('main') || document.body,
+                                               NodeFilter.SHOW_TEXT);
+  while (textWalker.nextNode()) {
+    const node = textWalker.currentNode;
+    if (!shown(node) || !node.textContent.trim()) continue;
+    texts.push(node.textContent);
+    for (const m of node.textContent.matchAll(words)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) splits.push(m[0]);
+      const box = node.parentElement.getBoundingClientRect();      // the element width check
+      const word = range.getBoundingClientRect();
+      if (word.width > 0 && (word.right > box.right + 1 || word.left < box.left - 1)) splits.push(m[0]);
+    }
+  }
+  const whole = texts.join('\n');
+  const reader = [];
+  for (const [name, source] of Object.entries(READER_TEXT)) {
+    const m = whole.match(new RegExp(source, 'm'));
+    if (m) reader.push([name, whole.slice(Math.max(0, m.index - 20), m.index + 40).replace(/\s+/g, ' ')]);
+  }
+  const figures = [...document.querySelectorAll('main img')].map(i => {
+    const figure = i.closest('figure');
+    const caption = figure ? figure.querySelector('figcaption') : null;
+    return {src: i.getAttribute('src'), captioned: !!(caption && caption.textContent.trim())};
+  });
+  const indexTables = [...document.querySelectorAll('main table')].filter(t => {
+    const body = [...t.querySelectorAll('tbody tr')];
+    const head = [...t.querySelectorAll('thead tr')];
+    return body.length && body.every(r => r.cells.length && r.cells[0].tagName === 'TH')
+           && head.every(r => !r.cells.length || !r.cells[0].textContent.trim());
+  }).length;
+  const main = document.querySelector('main') || document.body;
+  const wide = [...document.querySelectorAll('main table')].filter(
+    t => t.getBoundingClientRect().width > main.getBoundingClientRect().width + 1).length;
+  const links = [...document.querySelectorAll('main a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
+  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide});
 }).catch(e => done({error: String(e)}));
 """
+PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
+    "__READER_TEXT__", json.dumps(READER_TEXT))
+EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
+               "figures": [], "indexTables": 0, "links": [], "wide": 0}
 
 
 @dataclass
@@ -104,7 +171,7 @@ def check_page(browser, path: Path, root: Path) -> PageResult:
     probe = browser.execute_async_script(PAGE_PROBE)
     if "error" in probe:
         result.problems.append(f"the page probe failed: {probe['error']}")
-        probe = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": []}
+        probe = EMPTY_PROBE
     for entry in browser.get_log("browser"):
         if entry["level"] == "SEVERE":
             result.problems.append(f"console error: {entry['message'][:200]}")
@@ -121,7 +188,49 @@ def check_page(browser, path: Path, root: Path) -> PageResult:
         if not image["alt"]:
             result.problems.append(f"image without alt text: {image['src']}")
     result.problems += [f"heading levels skip: {s}" for s in probe["skips"]]
+    result.problems += reader_problems(probe, needs_captions(result.page))
+    result.problems += [f"link to a missing page or anchor: {link}" for link in broken_links(probe["links"])]
     return result
+
+
+def broken_links(links: list[str]) -> list[str]:
+    """The ``file:`` links (as the browser resolved them) whose file does not exist or has no element with the
+    link's anchor as its id (every claim row's link must land on its page's figure or table)."""
+    from urllib.parse import unquote, urlsplit
+
+    broken, ids = [], {}
+    for link in dict.fromkeys(links):
+        parts = urlsplit(link)
+        path = Path(unquote(parts.path))
+        if not path.exists():
+            broken.append(link)
+        elif parts.fragment and path.suffix == ".html":
+            if path not in ids:
+                ids[path] = set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8", errors="replace")))
+            if unquote(parts.fragment) not in ids[path]:
+                broken.append(link)
+    return broken
+
+
+def needs_captions(page: str) -> bool:
+    """A chapter page (``book/NAME.html``) or a figure page (a generated page named after a figure)."""
+    parts = Path(page).parts
+    return (len(parts) == 2 and parts[0] == "book") or (len(parts) == 3 and parts[:2] == ("book", "generated")
+                                                        and re.search(r"figure", parts[2]) is not None)
+
+
+def reader_problems(probe: dict, captions: bool) -> list[str]:
+    """What a reader should never meet: broken verdict words, uncaptioned figures (where ``captions``), raw dicts,
+    absolute paths, NaN, negative zeros and unnamed index columns."""
+    out = [f"verdict word broken across lines or overflowing its box: {w!r}" for w in sorted(set(probe["splits"]))]
+    if captions:
+        out += [f"figure without a caption: {f['src']}" for f in probe["figures"] if not f["captioned"]]
+    out += [f"{name} in the text: {snippet.strip()!r}" for name, snippet in probe["reader"]]
+    if probe["indexTables"]:
+        out.append(f"{probe['indexTables']} table(s) with an unnamed index column")
+    if probe["wide"]:
+        out.append(f"{probe['wide']} table(s) wider than the page (columns behind a horizontal scroll)")
+    return out
 
 
 def check_code_toggle(browser, path: Path) -> list[str]:

@@ -137,7 +137,8 @@ def config_grids(names, folds, seeds, rounds: int, configs=("text", "code")) -> 
 
 def within_paper_sd(table: pd.DataFrame, k: float = 1.0) -> tuple[int, int]:
     """(cells within ``k`` paper s.d. of the paper's mean, cells with a paper number) of a
-    :func:`with_paper` table: the claim registry's rule for a reproduced cell."""
+    :func:`with_paper` table: point estimates, not a verdict (claims T2-cells and T3-cells judge the intervals;
+    the pages state their records, :mod:`.prose`)."""
     z = table["z"].dropna()
     return int((z.abs() <= k).sum()), len(z)
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..budget import Plan
 from ..claims import SMALLER, VERDICTS, Claim, judge
-from ..data.registry import find_datasets
+from ..data.registry import find_datasets, resolve_data_dir
 from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.runner import worker_count
 from ..rankers import get_algorithm
@@ -121,7 +121,7 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                 needed = claim.where.get("dataset")
                 extra = dict(module.paper_cells(claim))
                 if needed in missing:
-                    frame, extra["missing"] = None, missing[needed]
+                    frame, extra["missing"] = None, without_data_path(missing[needed], data_dir)
                 inputs[config] = (frame, extra)
                 record = judge(claim, frame, config, **extra)
                 record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
@@ -139,6 +139,15 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
                     record["reason"] += f"; {record['cause']}"
             records.extend(judged)
     return records
+
+
+def without_data_path(reason: str, data_dir=None) -> str:
+    """A missing data set's reason with the data directory named as the option that sets it, not as this machine's
+    absolute path (the record is printed on the book's pages)."""
+    root = str(resolve_data_dir(data_dir))
+    if root not in reason:
+        return reason
+    return reason.replace(root, "DATA_DIR") + " (DATA_DIR: the data directory, --data-dir or OLR_DATA_DIR)"
 
 
 def claim_grids(paper: str | None, profile: str, data_dir=None, seeds: int | None = None,

@@ -61,3 +61,105 @@ def test_console_errors_network_requests_and_skipped_headings_are_reported(site)
     assert any("console error" in p for p in found)
     assert any("request leaves the machine: https://example.org/x.png" in p for p in found)
     assert any("heading levels skip: h1 -> h3" in p for p in found)
+
+
+# What a reader should never meet (#40): each planted in a page of its own, and a page without any of them.
+
+@pytest.fixture
+def plain(tmp_path):
+    """A site without math (no MathJax needed), with a chapter folder and a generated folder."""
+    (tmp_path / "book" / "generated").mkdir(parents=True)
+    (tmp_path / "dot.png").write_bytes(PNG)
+    return tmp_path
+
+
+def plain_problems(site, name, body):
+    path = site / name
+    path.write_text(page(f"<h1>A</h1>{body}", mathjax=False))
+    return [p for p in browsercheck.check_book(site, pages=[path]) if "code toggle" not in p]  # (no code cells here)
+
+
+CLEAN_READER_PAGE = (
+    '<table><thead><tr><th>claim</th><th>verdict</th></tr></thead>'
+    '<tbody><tr><td>T2-cells</td><td style="width: 40px">not reproduced</td></tr></tbody></table>'
+    "<p>A margin of -0.05 and 1e-05, ours / paper, 10-0, see https://example.org/a/b.</p>"
+    '<figure><img src="../../dot.png" alt="a dot"><figcaption>What to see: a dot.</figcaption></figure>')
+
+
+def test_a_page_a_reader_can_read_passes(plain):
+    assert plain_problems(plain, "book/generated/dsp_figure2.html", CLEAN_READER_PAGE) == []
+
+
+def test_a_verdict_word_split_across_lines_is_reported(plain):
+    found = plain_problems(plain, "book/generated/claims.html",
+                           '<p style="width: 40px; overflow-wrap: anywhere">inconclusive</p>')
+    assert any("verdict word broken" in p and "inconclusive" in p for p in found)
+
+
+def test_a_verdict_word_wider_than_its_box_is_reported(plain):
+    found = plain_problems(plain, "book/generated/claims.html",
+                           '<div style="width: 30px; white-space: nowrap; overflow: hidden">reproduced</div>')
+    assert any("verdict word broken" in p and "reproduced" in p for p in found)
+
+
+def test_a_figure_without_a_caption_on_a_chapter_or_figure_page_is_reported(plain):
+    body = '<img src="../dot.png" alt="a dot">'
+    assert any("figure without a caption" in p for p in plain_problems(plain, "book/dsp.html", body))
+    figure = '<img src="../../dot.png" alt="a dot">'
+    found = plain_problems(plain, "book/generated/topk_figure1.html", figure)
+    assert any("figure without a caption" in p for p in found)
+    assert plain_problems(plain, "book/generated/simulator_benchmarks.html", figure) == []   # not a figure page
+
+
+@pytest.mark.parametrize("text, name", [
+    ("hyper-parameters: {'pairrank_c': 0.1}", "raw dict"),
+    ("not testable: /work/shared/data/MQ2008 has no Fold1", "absolute path"),
+    ("mean NaN", "NaN"),
+    ("a gain of -0.0 %", "negative zero"),
+    ("a gain of -0.000 %", "negative zero"),
+])
+def test_raw_dicts_paths_nan_and_negative_zero_are_reported(plain, text, name):
+    found = plain_problems(plain, "book/generated/x.html", f"<pre>{text}</pre>")
+    assert any(p.split(": ", 1)[1].startswith(f"{name} in the text") for p in found), found
+
+
+def test_code_inside_a_code_cell_is_not_reader_text(plain):
+    body = "<div class='cell_input'><pre>print({'a': float('nan')}, '/work/x/y', -0.0)</pre></div>"
+    assert plain_problems(plain, "book/generated/x.html", body) == []
+
+
+def test_a_table_with_an_unnamed_index_column_is_reported(plain):
+    pandas_default = ('<table class="dataframe"><thead><tr><th></th><th>paper_mean</th></tr></thead>'
+                      '<tbody><tr><th>0</th><td>1.0</td></tr><tr><th>1</th><td>2.0</td></tr></tbody></table>')
+    found = plain_problems(plain, "book/generated/x.html", pandas_default)
+    assert any("1 table(s) with an unnamed index column" in p for p in found)
+    named = pandas_default.replace("<th></th>", "<th>algorithm</th>")
+    assert plain_problems(plain, "book/generated/x.html", named) == []
+
+
+def test_inline_code_in_prose_is_the_authors_not_a_leak(plain):
+    body = "<p>The mean is <code>NaN</code> without an update; <code>{'a': 1}</code> is a dict.</p>"
+    assert plain_problems(plain, "book/generated/x.html", body) == []
+
+
+def test_a_link_to_a_missing_page_or_anchor_is_reported(plain):
+    (plain / "book" / "generated" / "dsp_table2.html").write_text(page('<h1 id="table-2">T</h1>', mathjax=False))
+    body = ('<a href="dsp_table2.html#table-2">fine</a> <a href="dsp_table2.html#nowhere">no anchor</a> '
+            '<a href="gone.html">no page</a> <a href="https://example.org/#x">external</a>')
+    found = plain_problems(plain, "book/generated/claims.html", body)
+    assert sorted(p.rsplit("/", 1)[1] for p in found if "link to a missing" in p) == ["dsp_table2.html#nowhere",
+                                                                                     "gone.html"]
+
+
+def test_a_table_wider_than_the_page_is_reported_and_a_reader_table_of_it_is_not(plain):
+    import pandas as pd
+
+    from olr_core.tables import reader_table
+
+    columns = {f"discounted_online_ndcg10_of_method_{i}": [0.123456789] for i in range(12)}
+    raw = pd.DataFrame(columns).to_html(index=False)
+    body = f"<div style='overflow-x: auto'>{raw}</div>"
+    found = plain_problems(plain, "book/generated/x.html", body)
+    assert any("1 table(s) wider than the page" in p for p in found)
+    readable = reader_table(pd.DataFrame(columns)).to_html()      # transposed: one row per column
+    assert plain_problems(plain, "book/generated/x.html", f"<div style='overflow-x: auto'>{readable}</div>") == []

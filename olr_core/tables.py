@@ -1,0 +1,175 @@
+"""Tables for readers: what every table of the book's pages goes through before it is shown.
+
+:func:`reader_table` turns a data frame into a styled table with
+
+- no index column (a named index becomes an ordinary first column; a row counter is dropped);
+- column names in words (``paper_mean`` -> "paper mean", ``improvement_%`` -> "improvement %");
+- blanks for missing values (never "NaN" or "None"), and never a negative zero ("-0.0" -> "0.0");
+- numbers to the precision their noise supports: a value with a standard deviation beside it
+  (``noise={"mean": "sd"}``) is printed to the decimal of the s.d.'s second significant digit, other
+  numbers to ``digits`` significant digits (large ones whole, with thousands separators);
+- headers that wrap between words, so that a wide table grows taller instead of hiding columns
+  behind a horizontal scroll; a table with more than ``max_columns`` columns and fewer rows is shown
+  transposed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+
+HEADER_STYLE = [
+    {"selector": "th", "props": "white-space: normal; overflow-wrap: normal; word-break: normal; "
+                                "text-align: left; vertical-align: bottom"},
+    {"selector": "td", "props": "white-space: normal; overflow-wrap: normal; word-break: normal"},
+]
+
+
+def column_label(name) -> str:
+    """A column name in words: underscores become spaces (``paper_mean`` -> "paper mean"), tuple headers join."""
+    if isinstance(name, tuple):
+        return " ".join(column_label(part) for part in name if str(part))
+    return " ".join(str(name).replace("_", " ").split())
+
+
+def _missing(value) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isnan(value)
+
+
+def _no_negative_zero(text: str) -> str:
+    """"-0", "-0.00" (a negative number rounded to zero) without its sign."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
+
+
+def fixed_text(value, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals and thousands separators; blank when missing, never "-0.0"."""
+    if _missing(value):
+        return ""
+    if np.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return _no_negative_zero(f"{value:,.{max(decimals, 0)}f}")
+
+
+def significant_text(value, digits: int = 3) -> str:
+    """``value`` to at most ``digits`` significant digits, without padding zeros (0.01 stays "0.01"; a number of
+    ``digits`` or more integer digits: whole, with thousands separators: 42164.341 -> "42,164"); blank when
+    missing, never "-0.0"."""
+    if _missing(value):
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return f"{value:,}"
+    if value == 0 or np.isinf(value):
+        return fixed_text(value, 0)
+    if abs(value) >= 10 ** (digits - 1):
+        return fixed_text(value, 0)
+    return _no_negative_zero(f"{value:.{digits}g}")
+
+
+def noise_decimals(sd, significant: int = 2) -> int | None:
+    """The decimals that show a standard deviation ``sd`` to ``significant`` significant digits, and so a mean
+    beside it to the precision its noise supports (sd 39.7 -> 0 decimals, 0.0052 -> 4); None without a positive
+    finite s.d."""
+    if _missing(sd) or not np.isfinite(sd) or sd <= 0:
+        return None
+    return max(0, significant - 1 - math.floor(math.log10(sd)))
+
+
+def cell_text(value, digits: int = 3, decimals: int | None = None) -> str:
+    """One cell as a reader sees it: text as it is, numbers by :func:`fixed_text` (``decimals`` given) or
+    :func:`significant_text`; missing values blank."""
+    if _missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return f"{value:,}"
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return significant_text(value, digits) if decimals is None else fixed_text(value, decimals)
+    return str(value)
+
+
+def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None,
+                   index_label: str = "name", decimals: int | None = None) -> pd.DataFrame:
+    """``frame`` as text for readers: the index as columns (a plain row counter dropped), column names in words,
+    every value formatted by :func:`cell_text`; ``noise``: {value column: s.d. column, or the rows' s.d.s} (a value
+    printed to the decimals of its row's s.d., :func:`noise_decimals`; an s.d. column itself too); ``index_label``:
+    the header of an unnamed index of labels; ``decimals``: a fixed number of decimals for the numbers without an
+    s.d. (else ``digits`` significant digits)."""
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"reader_table takes a pandas DataFrame or Series, not {type(frame).__name__}")
+    frame = _index_as_columns(frame, index_label)
+    noise = dict(noise or {})
+    noise.update({sd: sd for sd in list(noise.values()) if isinstance(sd, str) and sd in frame})
+    out = {}
+    for name in frame.columns:
+        sds = noise.get(name)
+        sds = frame[sds] if isinstance(sds, str) and sds in frame else sds
+        places = [noise_decimals(s) for s in sds] if sds is not None and not isinstance(sds, str) \
+            else [decimals] * len(frame)
+        out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(frame[name], places)]
+    return pd.DataFrame(out, columns=list(out))
+
+
+def _index_as_columns(frame: pd.DataFrame, index_label: str) -> pd.DataFrame:
+    unnamed = all(n is None for n in frame.index.names)
+    if unnamed and (frame.index.nlevels == 1 and pd.api.types.is_integer_dtype(frame.index)):
+        return frame.reset_index(drop=True)       # a row counter (0-17 twice after a concat), not a label
+    names = [n if n is not None else (index_label if i == 0 else f"{index_label} {i + 1}")
+             for i, n in enumerate(frame.index.names)]
+    return frame.reset_index(names=names)
+
+
+def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None, caption: str | None = None,
+                 max_columns: int = 9, index_label: str = "name", decimals: int | None = None):
+    """The styled table a page displays (see the module's docstring): no index, words for names, blanks for
+    missing values, no negative zero, precision fitting the noise; transposed when it has more than
+    ``max_columns`` columns and fewer rows than columns."""
+    text = readable_frame(frame, digits, noise, index_label, decimals)
+    if text.shape[1] > max_columns and len(text) < text.shape[1]:
+        text = _transposed(text)
+    styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
+    return styler.set_caption(caption) if caption else styler
+
+
+def _transposed(text: pd.DataFrame) -> pd.DataFrame:
+    """Rows become columns, headed by the first column's values; the old column names become the first column."""
+    first = text.columns[0]
+    body = text.set_index(first).T
+    body.columns = [str(c) for c in body.columns]
+    return body.reset_index(names=[first or "column"])
+
+
+def params_text(params: dict) -> str:
+    """Hyper-parameters per method in words, not as a dict: {"pairrank_c": {"alpha": 0.01}} -> "PairRank_C: alpha
+    0.01" (methods by their display names, methods without parameters left out, "; " between methods)."""
+    from .names import display_name
+
+    parts = [f"{display_name(method)}: " + ", ".join(f"{column_label(k)} {_param_value(v)}" for k, v in values.items())
+             for method, values in params.items() if values]
+    return "; ".join(parts) if parts else "the defaults"
+
+
+def _param_value(value) -> str:
+    """A hyper-parameter as set (0.01, 10, 49), without padding zeros."""
+    is_number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    return format(value, "g") if is_number and not _missing(value) else cell_text(value)
+
+
+def mean_sd_text(means, sds) -> list[str]:
+    """"mean ± s.d." per row, both to the decimals the s.d. supports (:func:`noise_decimals`); the mean alone (3
+    significant digits) without a positive s.d., blank without a mean."""
+    out = []
+    for mean, sd in zip(means, sds):
+        places = noise_decimals(sd)
+        out.append(cell_text(mean) if places is None or _missing(mean)
+                   else f"{fixed_text(mean, places)} ± {fixed_text(sd, places)}")
+    return out

@@ -1,0 +1,86 @@
+"""Tables for readers (olr_core.tables): no index column, names in words, blanks for missing values, no
+negative zero, precision fitting the noise, wide tables transposed."""
+
+import numpy as np
+import pandas as pd
+
+from olr_core.tables import column_label, fixed_text, noise_decimals, readable_frame, reader_table, significant_text
+
+
+def test_column_names_read_as_words():
+    assert column_label("paper_mean") == "paper mean"
+    assert column_label("improvement_%") == "improvement %"
+    assert column_label(("offline", "final_ndcg")) == "offline final ndcg"
+
+
+def test_missing_values_are_blank_and_zero_has_no_sign():
+    assert fixed_text(float("nan"), 2) == "" and significant_text(None) == ""
+    assert fixed_text(-0.0004, 3) == "0.000" and fixed_text(-0.04, 1) == "0.0"
+    assert fixed_text(-0.05, 2) == "-0.05"
+    assert significant_text(-0.0) == "0"
+    assert fixed_text(float("inf"), 2) == "∞"
+
+
+def test_significant_digits_and_thousands():
+    assert significant_text(42164.341) == "42,164"
+    assert significant_text(0.6651234) == "0.665"
+    assert significant_text(161.1017370572207) == "161"
+    assert significant_text(7) == "7" and significant_text(0.01) == "0.01" and significant_text(2.5e-7) == "2.5e-07"
+    assert significant_text(-0.0001) == "-0.0001" and significant_text(-1e-12, 3) == "-1e-12"
+
+
+def test_a_mean_is_printed_to_the_precision_of_its_sd():
+    assert noise_decimals(39.7) == 0 and noise_decimals(0.0052) == 4 and noise_decimals(2.5) == 1
+    assert noise_decimals(0.0) is None and noise_decimals(float("nan")) is None
+    frame = pd.DataFrame({"mean": [876.3123, 0.66512345], "sd": [39.7, 0.0052]})
+    text = readable_frame(frame, noise={"mean": "sd"})
+    assert text["mean"].tolist() == ["876", "0.6651"]
+    assert text["sd"].tolist() == ["40", "0.0052"]
+    given = readable_frame(frame[["mean"]], noise={"mean": [2.5, 0.05]})       # s.d.s not shown as a column
+    assert given["mean"].tolist() == ["876.3", "0.665"]
+
+
+def test_no_index_column_reaches_the_reader():
+    counter = pd.DataFrame({"paper_mean": [1.0, np.nan]}, index=[0, 1])
+    html = reader_table(counter).to_html()
+    assert "row_heading" not in html and "NaN" not in html and "paper mean" in html
+    twice = pd.concat([counter, counter])                  # index 0, 1, 0, 1: still a row counter
+    assert readable_frame(twice).columns.tolist() == ["paper mean"]
+    labelled = pd.DataFrame({"a": [1.0]}, index=pd.Index(["dbgd"], name="algorithm"))
+    assert readable_frame(labelled).columns.tolist() == ["algorithm", "a"]
+    unnamed = pd.DataFrame({"a": [1.0]}, index=["dbgd"])
+    assert readable_frame(unnamed, index_label="method").iloc[0].tolist() == ["dbgd", "1"]
+
+
+def test_a_wide_table_with_few_rows_is_transposed():
+    wide = pd.DataFrame([[f"m{i}" for i in range(1)] + list(range(12))],
+                        columns=["method", *[f"metric_{i}" for i in range(12)]])
+    html = reader_table(wide, max_columns=9).to_html()
+    assert html.count("<tr>") == 13            # a header row and one row per metric
+    assert "metric 11" in html
+
+
+def test_hyper_parameters_read_as_words_not_a_dict():
+    from olr_core.tables import params_text
+
+    text = params_text({"pairrank_c": {"alpha": 0.01, "l2_weight": 10.0}, "pdgd": {}, "mgd": {"n_candidates": 49}})
+    assert text == "PairRank_C: alpha 0.01, l2 weight 10; MGD: n candidates 49"
+    assert "{" not in text and params_text({}) == "the defaults"
+
+
+def test_fixed_decimals_a_series_and_a_clear_error_for_anything_else():
+    import pytest
+
+    series = pd.Series([0.12345, -0.00001], index=pd.Index(["a", "b"], name="seed"), name="log-log slope")
+    assert readable_frame(series, decimals=3).values.tolist() == [["a", "0.123"], ["b", "0.000"]]
+    counts = pd.DataFrame({"seed": np.arange(3), "slope": [0.5, 0.25, np.nan]})
+    assert readable_frame(counts, decimals=3).values.tolist() == [["0", "0.500"], ["1", "0.250"], ["2", ""]]
+    with pytest.raises(TypeError, match="reader_table takes a pandas DataFrame or Series, not dict"):
+        readable_frame({"a": 1})
+
+
+def test_mean_and_sd_in_one_cell_to_the_sds_precision():
+    from olr_core.tables import mean_sd_text
+
+    assert mean_sd_text([876.31, 0.66512, 0.5, np.nan], [39.7, 0.0052, np.nan, 1.0]) == [
+        "876 ± 40", "0.6651 ± 0.0052", "0.5", ""]
