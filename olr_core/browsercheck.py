@@ -32,6 +32,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .htmlcheck import check_claim_links
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:", "chrome-extension:", "devtools:")
@@ -261,6 +263,9 @@ def check_search(browser, root: Path, word: str = "regret") -> list[str]:
     return [] if hits else [f"search.html finds nothing for {word!r}"]
 
 
+CLAIMS_PAGE = "book/generated/claims.html"
+
+
 def check_book(root: Path, screenshots: Path | None = None, pages: list[Path] | None = None) -> list[str]:
     """Every problem found in the built book at ``root`` (one line each); screenshots saved on the way."""
     root = Path(root)
@@ -279,6 +284,8 @@ def check_book(root: Path, screenshots: Path | None = None, pages: list[Path] | 
             problems += check_code_toggle(browser, generated[0])
         if (root / "search.html").exists():
             problems += check_search(browser, root)
+        if (root / CLAIMS_PAGE).exists():                    # every verdict row reaches its page's anchor
+            problems += check_claim_links(root, pages=(CLAIMS_PAGE,))
         if screenshots is not None:
             screenshots.mkdir(parents=True, exist_ok=True)
             for name, relative in SCREENSHOTS.items():
