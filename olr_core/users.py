@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .click_models import (  # noqa: F401  (Clicks, chain_clicks, PositionBasedClickModel: re-exported)
-    ChainClickModel,
+from .click_models import (  # noqa: F401  (the cascade, its presets, Clicks, chain_clicks, PBM: re-exported)
+    CASCADE_PRESETS,
+    MAX_TABLE_GRADE,
+    STOP_RULES,
+    CascadeClickModel,
     Clicks,
     PositionBasedClickModel,
     build_click_model,
@@ -26,20 +29,6 @@ from .click_models import (  # noqa: F401  (Clicks, chain_clicks, PositionBasedC
 )
 from .plugins import USER_GROUP, PluginError, load_reference, resolve
 
-# Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
-CASCADE_PRESETS = {
-    2: {
-        "perfect": ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
-        "navigational": ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
-        "informational": ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
-    },
-    4: {
-        "perfect": ((0.0, 0.2, 0.4, 0.8, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0)),
-        "navigational": ((0.05, 0.3, 0.5, 0.7, 0.95), (0.2, 0.3, 0.5, 0.7, 0.9)),
-        "informational": ((0.4, 0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4, 0.5)),
-    },
-}
-STOP_RULES = ("after_click", "every_position")
 FEEDBACK_KINDS = ("clicks", "topk_labels", "all_labels", "choice")
 
 
@@ -63,31 +52,6 @@ class Choice:
 
     document: int
     position: int
-
-
-@dataclass(frozen=True)
-class CascadeClickModel(ChainClickModel):
-    """Cascade-family user (dependent click model).
-
-    The user scans from the top; at position r with grade g they click with probability
-    ``click_prob[g]``. Stop rule ``after_click`` (the papers' dependent click model): after
-    a click they stop with probability ``stop_prob[g]``. Stop rule ``every_position`` (the
-    public reference code): the stop draw happens at every examined position, clicked or not.
-    As a chain model (:mod:`.click_models`): stop after a click ``stop_prob[g]``, after a skip 0
-    (``after_click``) or ``stop_prob[g]`` (``every_position``).
-    """
-
-    name: str
-    click_prob: tuple[float, ...]
-    stop_prob: tuple[float, ...]
-    stop_rule: str = "after_click"
-    cutoff: int = 10
-
-    def __post_init__(self):
-        if self.stop_rule not in STOP_RULES:
-            raise ValueError(f"unknown stop rule {self.stop_rule!r}; valid: {', '.join(STOP_RULES)}")
-        stop = np.asarray(self.stop_prob, dtype=np.float64)
-        self._set_tables(self.click_prob, stop, stop if self.stop_rule == "every_position" else np.zeros_like(stop))
 
 
 @dataclass(frozen=True)
@@ -215,9 +179,6 @@ def feedback_of_user(name: str) -> tuple[str, int | None]:
     if cls is not None:
         return getattr(cls, "feedback_kind", "clicks"), getattr(cls, "k", None)
     return "clicks", None
-
-
-MAX_TABLE_GRADE = max(CASCADE_PRESETS)      # the click models' grade tables cover grades 0 .. 4
 
 
 def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
