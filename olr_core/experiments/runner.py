@@ -17,6 +17,7 @@ from ..loop import NonFiniteModelError, RunTrace, run_online
 from ..plugin_guard import GuardedRanker, GuardedUser
 from ..plugins import PluginError
 from ..rankers import make_ranker
+from ..settings import DASK, dask_address, worker_count
 from ..users import make_user
 from .spec import RunSpec
 from .store import ResultStore
@@ -146,7 +147,7 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     Nothing is stored for a diverged run either way.
     """
     store = store or ResultStore()
-    dask = dask or os.environ.get(DASK_ENV) or None      # (olr book/claims --dask: every grid of every page)
+    dask = dask or dask_address()                        # (olr book/claims --dask: every grid of every page)
     worker_count(jobs)                                   # a bad --jobs fails before anything runs
     keys = [spec_key(s, data_dir) for s in specs]
     todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
@@ -166,9 +167,6 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     return keys
 
 
-DASK_ENV = "OLR_DASK"
-
-
 @contextlib.contextmanager
 def dask_scheduler(address: str | None, jobs: int = -1):
     """While open, every :func:`run_grid` of this process and of those it starts (the book's page processes
@@ -182,25 +180,17 @@ def dask_scheduler(address: str | None, jobs: int = -1):
     if address == "local":
         cluster = _local_cluster(jobs)
         address = cluster.scheduler_address
-    previous = os.environ.get(DASK_ENV)
-    os.environ[DASK_ENV] = address
+    previous = dask_address()
+    os.environ[DASK] = address
     try:
         yield address
     finally:
         if previous is None:
-            os.environ.pop(DASK_ENV, None)
+            os.environ.pop(DASK, None)
         else:
-            os.environ[DASK_ENV] = previous
+            os.environ[DASK] = previous
         if cluster is not None:
             cluster.close()
-
-
-def worker_count(jobs: int) -> int:
-    """``jobs`` as a number of processes: -1 means every core, -2 all but one, and so on."""
-    if not isinstance(jobs, int) or jobs == 0 or isinstance(jobs, bool):
-        raise ValueError(f"option --jobs={jobs!r} is invalid; use a positive count or -1 for every core")
-    cores = os.cpu_count() or 1
-    return jobs if jobs > 0 else max(1, cores + 1 + jobs)
 
 
 def _iterate(todo, jobs, dask, data_dir):

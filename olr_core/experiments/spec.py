@@ -228,7 +228,7 @@ def expand_grid(grid: dict) -> list[RunSpec]:
 def grid_plan(grid: dict, jobs: int = 1):
     """What a grid would run, counted from its lists without describing a run (see :mod:`olr_core.budget`)."""
     from ..budget import Plan
-    from .runner import worker_count
+    from ..settings import worker_count
 
     def count(key, default):
         value = grid.get(key, default)
