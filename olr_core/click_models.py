@@ -717,10 +717,13 @@ def preset_tables(preset: str, max_grade: int) -> tuple[tuple, tuple]:
 
 def build_click_model(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10):
     """The click model a name of :func:`parse_user_name`'s grammar describes."""
-    parsed = parse_user_name(name)
+    return click_model_of(parse_user_name(name), NOISE_SUFFIX.sub("", str(name)), max_grade, stop_rule, cutoff)
+
+
+def click_model_of(parsed: UserName, label: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10):
+    """The click model of an already parsed name (``label``: the name without its noise suffix)."""
     family = FAMILIES[parsed.family]
     p = {k: parsed.params.get(k, default) for k, (default, _, _) in family.params.items()}
-    label = NOISE_SUFFIX.sub("", str(name))
     if parsed.family == "trust_bias":
         plus, minus = vardasbi_click_rates(cutoff)
         model = TrustBiasModel(label, tuple(graded_relevance(max(max_grade, 1))), tuple(plus), tuple(minus),

@@ -23,7 +23,7 @@ def test_every_built_in_ranker_passes_the_conformance_suite(name):
 
 def test_a_plugin_by_file_reference_passes_the_conformance_suite(monkeypatch):
     monkeypatch.chdir(ROOT)
-    check_ranker("tests/fixtures/key_plugins.py:Greedy", {"epsilon": 0.2})
+    check_ranker("tests/fixtures/key_plugins.py:ClickSkipPerceptron", {"step": 0.02})
 
 
 @pytest.mark.parametrize("build, message", [

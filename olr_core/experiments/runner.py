@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ..data.registry import get_spec, load_fold, load_library
+from ..data.registry import load_fold, load_library
 from ..library_loop import run_library
 from ..loop import NonFiniteModelError, RunTrace, run_online
 from ..plugin_guard import GuardedRanker, GuardedUser
@@ -21,13 +21,12 @@ from ..settings import DASK, dask_address, worker_count
 from ..users import make_user
 from .spec import RunSpec
 from .store import ResultStore
+from .task import LetorTask, LibraryTask, task_of
 
 
 @functools.lru_cache(maxsize=16)
 def data_fingerprint(dataset: str, fold: int, data_dir: str | None) -> str:
-    if get_spec(dataset).library:
-        return load_library(dataset, data_dir).fingerprint()
-    return load_fold(dataset, fold, data_dir).fingerprint()
+    return task_of(dataset).fingerprint(fold, data_dir)
 
 
 @functools.lru_cache(maxsize=16)
@@ -39,15 +38,23 @@ def reference_weights(algorithm: str, dataset: str, fold: int, data_dir: str | N
 
 
 def execute(spec: RunSpec, data_dir: str | None = None, progress=None, click_log=None) -> RunTrace:
-    """Run one spec from scratch and return its trace (a growing-library stream runs in its own loop).
+    """Run one spec from scratch and return its trace, in the loop of its task.
 
     ``click_log``: a path to write the run's click log to (the grades of the shown lists and the clicks,
     :class:`..click_fitting.ClickLog`); the run then plays round by round, with the same result."""
-    if get_spec(spec.dataset).library:
-        return run_library(make_ranker(spec.algorithm, **spec.params), load_library(spec.dataset, data_dir),
-                           int(spec.rounds), spec.seed)
+    return EXECUTORS[type(spec.task)](spec, data_dir, progress, click_log)
+
+
+def _execute_library(spec: RunSpec, data_dir, progress, click_log):
+    """A growing-library stream, played in its own loop (:mod:`olr_core.library_loop`)."""
+    return run_library(make_ranker(spec.algorithm, **spec.params), load_library(spec.dataset, data_dir),
+                       int(spec.rounds), spec.seed)
+
+
+def _execute_letor(spec: RunSpec, data_dir, progress, click_log) -> RunTrace:
+    """Query folds, played by :func:`olr_core.loop.run_online` against the spec's user."""
     fold = load_fold(spec.dataset, spec.fold, data_dir)
-    user = make_user(spec.click_model, fold.max_grade, spec.stop_rule, spec.cutoff)
+    user = make_user(spec.user, fold.max_grade, spec.stop_rule, spec.cutoff)
     if click_log is not None:
         user = RecordingUser(user, spec.cutoff)
     ranker = make_ranker(spec.algorithm, **spec.params)
@@ -63,6 +70,9 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None, click_log
     except NonFiniteModelError as err:
         raise NonFiniteModelError(f"{spec.label()} on {spec.dataset} fold {spec.fold}, seed {spec.seed}: "
                                   f"{err.args[0].partition(': ')[2]}") from None
+
+
+EXECUTORS = {LetorTask: _execute_letor, LibraryTask: _execute_library}
 
 
 def _require_unchanged(fold, spec: RunSpec, data_dir) -> None:
