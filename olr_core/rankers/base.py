@@ -28,6 +28,7 @@ the loop uses it when offered and the tests compare the two
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -71,6 +72,12 @@ class Ranker(Protocol):
         """The current parameter vector, if the model has one (for cosine similarity); optional, default None."""
 
 
+@functools.cache
+def _init_signature(cls: type) -> inspect.Signature:
+    return inspect.signature(cls.__init__)
+
+
+@functools.cache
 def declared_options(cls: type) -> dict[str, Param]:
     """The ``PARAMS`` declarations of ``cls`` merged along its class hierarchy (a subclass overrides)."""
     declared: dict[str, Param] = {}
@@ -83,7 +90,7 @@ def check_options(cls: type, args: tuple, kwargs: dict) -> None:
     """The options ``cls(*args, **kwargs)`` is given, checked against the ``PARAMS`` its classes declare
     (a one-line ParameterError naming the class and option); arguments that do not fit ``__init__`` at all
     are left to ``__init__`` to refuse as Python does."""
-    signature = inspect.signature(cls.__init__)
+    signature = _init_signature(cls)
     try:
         bound = list(signature.bind(None, *args, **kwargs).arguments.items())[1:]      # (not self)
     except TypeError:
