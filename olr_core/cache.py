@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .settings import results_dir
+
 REASONS = {errno.ENOSPC: "no space is left on the device", errno.EROFS: "the file system is read-only",
            errno.EACCES: "permission is denied", errno.EPERM: "permission is denied",
            errno.ENOTDIR: "a part of the path is not a folder", errno.EDQUOT: "the disk quota is exceeded"}
@@ -59,7 +61,7 @@ def warn_once(message: str, _said: set = set()) -> None:       # noqa: B006  (th
 
 def default_store_dir() -> Path:
     """``$OLR_RESULTS_DIR`` or ``./results``."""
-    return Path(os.environ.get("OLR_RESULTS_DIR", "results"))
+    return results_dir()
 
 
 def cached_array(kind: str, key_parts: list, compute, extra: bytes = b"", root: Path | None = None) -> np.ndarray:

@@ -89,19 +89,16 @@ def cmd_data(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .data import get_spec, load_library
     from .experiments import ResultStore, RunSpec, execute, spec_key
     from .experiments.runner import data_fingerprint
+    from .experiments.task import task_of
 
     if args.click_log and not args.click_log.endswith(".npz"):
         raise ValueError(f"option --click-log {args.click_log}: the log is a numpy archive; name a .npz file "
                          f"(e.g. {args.click_log.rpartition('.')[0] or args.click_log}.npz)")
-    library = get_spec(args.dataset).library
-    if args.rounds is None:             # a library stream is played whole; other data: 1,000 rounds
-        args.rounds = load_library(args.dataset, args.data_dir).n_queries if library else 1000
-    if library and args.click_model == "navigational":
-        args.click_model = "choice"     # (the default user of LETOR runs; a library's user chooses)
-    spec = RunSpec(args.algorithm, args.dataset, args.fold, args.click_model, args.rounds, args.seed,
+    task = task_of(args.dataset)       # (a library stream is played whole by a user who chooses)
+    rounds = task.default_rounds(args.data_dir) if args.rounds is None else args.rounds
+    spec = RunSpec(args.algorithm, args.dataset, args.fold, args.click_model or task.default_user, rounds, args.seed,
                    parse_assignments(args.set, "--set"), args.stop_rule, args.eval_every, reference=args.reference)
     store = ResultStore(args.results)
     key = spec_key(spec, args.data_dir)
@@ -117,11 +114,7 @@ def cmd_run(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        keys = ("queries", "avg_kl_cost", "kl_cost_infinite", "avg_rel_click_distance", "clicked_first_rate",
-                "avg_ndcg", "seconds") if library else \
-            ("final_offline_ndcg10", "discounted_online_ndcg10", "summed_online_ndcg10", "mean_online_ndcg10", "rounds",
-             "seconds")
-        for k in keys:
+        for k in spec.task.summary_keys:
             print(f"{k:<26} {summary[k]}")
     return 0
 
@@ -335,8 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a name from olr list, an installed plug-in, or package.module:Class / file.py:Class")
     run.add_argument("--dataset", "-d", default="synth-mq")
     run.add_argument("--fold", type=int, default=1)
-    run.add_argument("--click-model", "-c", default="navigational",
-                     help="a user from olr list, or your own class as package.module:Class / file.py:Class")
+    run.add_argument("--click-model", "-c", default=None,
+                     help="a user from olr list, or your own class as package.module:Class / file.py:Class "
+                          "(default navigational; a growing-library stream: choice)")
     run.add_argument("--stop-rule", default="after_click", help="after_click (papers) or every_position (ref. code)")
     run.add_argument("--rounds", "-T", type=int, default=None,
                      help="rounds to play (default 1,000; a growing-library stream: the whole stream)")

@@ -565,6 +565,48 @@ class NoisyClicks(SimulatedClicks):
 
 
 # ----------------------------------------------------------------------------------------------- names and presets
+# Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
+CASCADE_PRESETS = {
+    2: {
+        "perfect": ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
+        "navigational": ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
+        "informational": ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
+    },
+    4: {
+        "perfect": ((0.0, 0.2, 0.4, 0.8, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0)),
+        "navigational": ((0.05, 0.3, 0.5, 0.7, 0.95), (0.2, 0.3, 0.5, 0.7, 0.9)),
+        "informational": ((0.4, 0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4, 0.5)),
+    },
+}
+STOP_RULES = ("after_click", "every_position")
+MAX_TABLE_GRADE = max(CASCADE_PRESETS)      # the click models' grade tables cover grades 0 .. 4
+
+
+@dataclass(frozen=True)
+class CascadeClickModel(ChainClickModel):
+    """Cascade-family user (dependent click model).
+
+    The user scans from the top; at position r with grade g they click with probability
+    ``click_prob[g]``. Stop rule ``after_click`` (the papers' dependent click model): after
+    a click they stop with probability ``stop_prob[g]``. Stop rule ``every_position`` (the
+    public reference code): the stop draw happens at every examined position, clicked or not.
+    As a chain model: stop after a click ``stop_prob[g]``, after a skip 0 (``after_click``) or
+    ``stop_prob[g]`` (``every_position``).
+    """
+
+    name: str
+    click_prob: tuple[float, ...]
+    stop_prob: tuple[float, ...]
+    stop_rule: str = "after_click"
+    cutoff: int = 10
+
+    def __post_init__(self):
+        if self.stop_rule not in STOP_RULES:
+            raise ValueError(f"unknown stop rule {self.stop_rule!r}; valid: {', '.join(STOP_RULES)}")
+        stop = np.asarray(self.stop_prob, dtype=np.float64)
+        self._set_tables(self.click_prob, stop, stop if self.stop_rule == "every_position" else np.zeros_like(stop))
+
+
 @dataclass(frozen=True)
 class Family:
     """A click model family as named from the CLI: presets, the scalar parameters ``-c family:key=value``
@@ -667,8 +709,6 @@ def is_click_model_name(name: str) -> bool:
 def preset_tables(preset: str, max_grade: int) -> tuple[tuple, tuple]:
     """(click, stop) per grade of a cascade preset for a data set whose highest grade is ``max_grade``:
     the 5-grade table for 3 and above, the 3-grade one for 2, the extremes of the 3-grade one for binary."""
-    from .users import CASCADE_PRESETS
-
     click, stop = CASCADE_PRESETS[4 if max_grade >= 3 else 2][preset]
     if max_grade < 2:
         click, stop = (click[0], click[-1]), (stop[0], stop[-1])
@@ -677,12 +717,13 @@ def preset_tables(preset: str, max_grade: int) -> tuple[tuple, tuple]:
 
 def build_click_model(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10):
     """The click model a name of :func:`parse_user_name`'s grammar describes."""
-    from .users import CascadeClickModel
+    return click_model_of(parse_user_name(name), NOISE_SUFFIX.sub("", str(name)), max_grade, stop_rule, cutoff)
 
-    parsed = parse_user_name(name)
+
+def click_model_of(parsed: UserName, label: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10):
+    """The click model of an already parsed name (``label``: the name without its noise suffix)."""
     family = FAMILIES[parsed.family]
     p = {k: parsed.params.get(k, default) for k, (default, _, _) in family.params.items()}
-    label = NOISE_SUFFIX.sub("", str(name))
     if parsed.family == "trust_bias":
         plus, minus = vardasbi_click_rates(cutoff)
         model = TrustBiasModel(label, tuple(graded_relevance(max(max_grade, 1))), tuple(plus), tuple(minus),

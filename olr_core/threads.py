@@ -12,19 +12,10 @@ threadpoolctl, and grids use their cores by running several runs at once (``--jo
 from __future__ import annotations
 
 import contextlib
-import os
 
 from threadpoolctl import threadpool_limits
 
-ENV_VARIABLE = "OLR_BLAS_THREADS"
-
-
-def blas_thread_count() -> int:
-    """Threads a run may give BLAS: ``$OLR_BLAS_THREADS`` (a positive integer) or 1."""
-    value = os.environ.get(ENV_VARIABLE, "1")
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{ENV_VARIABLE}={value!r} is invalid; set it to a positive integer (default 1)")
-    return int(value)
+from .settings import blas_thread_count
 
 
 @contextlib.contextmanager

@@ -15,31 +15,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .click_models import (  # noqa: F401  (Clicks, chain_clicks, PositionBasedClickModel: re-exported)
-    ChainClickModel,
+from .click_models import (  # noqa: F401  (the cascade, its presets, Clicks, chain_clicks, PBM: re-exported)
+    CASCADE_PRESETS,
+    FAMILIES,
+    MAX_TABLE_GRADE,
+    NOISE_SUFFIX,
+    STOP_RULES,
+    CascadeClickModel,
     Clicks,
     PositionBasedClickModel,
+    UserName,
     build_click_model,
     chain_clicks,
+    click_model_of,
     describe_families,
     is_click_model_name,
+    parse_user_name,
 )
-from .plugins import USER_GROUP, PluginError, load_reference, resolve
+from .plugins import USER_GROUP, PluginError, load_reference, resolve, source_hash
 
-# Per-grade click and stop probabilities of the cascade presets (REFERENCE_NOTES, Table 1 of PairRank).
-CASCADE_PRESETS = {
-    2: {
-        "perfect": ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
-        "navigational": ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
-        "informational": ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
-    },
-    4: {
-        "perfect": ((0.0, 0.2, 0.4, 0.8, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0)),
-        "navigational": ((0.05, 0.3, 0.5, 0.7, 0.95), (0.2, 0.3, 0.5, 0.7, 0.9)),
-        "informational": ((0.4, 0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4, 0.5)),
-    },
-}
-STOP_RULES = ("after_click", "every_position")
 FEEDBACK_KINDS = ("clicks", "topk_labels", "all_labels", "choice")
 
 
@@ -63,31 +57,6 @@ class Choice:
 
     document: int
     position: int
-
-
-@dataclass(frozen=True)
-class CascadeClickModel(ChainClickModel):
-    """Cascade-family user (dependent click model).
-
-    The user scans from the top; at position r with grade g they click with probability
-    ``click_prob[g]``. Stop rule ``after_click`` (the papers' dependent click model): after
-    a click they stop with probability ``stop_prob[g]``. Stop rule ``every_position`` (the
-    public reference code): the stop draw happens at every examined position, clicked or not.
-    As a chain model (:mod:`.click_models`): stop after a click ``stop_prob[g]``, after a skip 0
-    (``after_click``) or ``stop_prob[g]`` (``every_position``).
-    """
-
-    name: str
-    click_prob: tuple[float, ...]
-    stop_prob: tuple[float, ...]
-    stop_rule: str = "after_click"
-    cutoff: int = 10
-
-    def __post_init__(self):
-        if self.stop_rule not in STOP_RULES:
-            raise ValueError(f"unknown stop rule {self.stop_rule!r}; valid: {', '.join(STOP_RULES)}")
-        stop = np.asarray(self.stop_prob, dtype=np.float64)
-        self._set_tables(self.click_prob, stop, stop if self.stop_rule == "every_position" else np.zeros_like(stop))
 
 
 @dataclass(frozen=True)
@@ -179,77 +148,96 @@ def external_user(name: str):
     ``feedback_kind`` (default "clicks") says what it returns, and it should draw the same number of random
     numbers every round (common random numbers)."""
     reference = resolve(name, USER_GROUP)
-    if reference is None:
-        return None
+    return None if reference is None else _user_class(reference, name)
+
+
+def _user_class(reference: str, name: str):
     cls = load_reference(reference, "user")
     if not isinstance(cls, type) or "__call__" not in dir(cls):
         raise PluginError(f"user {name!r} is not a class whose instances are called as user(query, shown, rng)")
     return cls
 
 
-def check_user_name(name: str, cutoff: int = 10) -> str:
-    """``name`` if :func:`make_user` can build it for lists of ``cutoff`` shown documents, else a one-line error."""
-    k = top_k_of(name)
-    if k is not None and not 1 <= k <= cutoff:
-        raise ValueError(f"user {name} reveals the top {k} documents; k must be between 1 and the {cutoff} shown "
-                         f"(top1 ... top{cutoff})")
-    if k is None and name not in ("full", "choice"):
-        if is_click_model_name(name):
-            build_click_model(name, 4, cutoff=cutoff)       # a bad preset, parameter or value raises here
-        elif external_user(name) is None:
-            raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)} (click "
-                             "models with :preset, :key=value, +noise=EPS; see olr list), or your own class as "
-                             "package.module:Class or path/to/file.py:Class")
-    return name
+@dataclass(frozen=True)
+class UserSpec:
+    """A user model as ``-c`` or a grid names it, parsed once (:func:`parse_user`): its family (a click model
+    family of :data:`.click_models.FAMILIES`, ``top``, ``full``, ``choice`` or ``plugin``), a click model's
+    preset, parameters and noise, the feedback it gives (and k, for the grades of the top k), and a
+    plug-in's import reference and source hash. ``name`` is the text given, as runs are keyed by it."""
+
+    name: str
+    family: str
+    feedback_kind: str = "clicks"
+    k: int | None = None
+    preset: str | None = None
+    params: tuple = ()                  # (key, value) pairs of a click model's parameters
+    noise: float | None = None
+    plugin: str | None = None
+    source_hash: str | None = None
+
+    @property
+    def click_model(self) -> UserName | None:
+        """The parsed click model name, or None for a user that is no click model."""
+        return UserName(self.family, self.preset, dict(self.params), self.noise) if self.family in FAMILIES else None
 
 
-def feedback_of_user(name: str) -> tuple[str, int | None]:
-    """(feedback kind, k) of the user model ``name`` without building it: clicks, topk_labels (with k),
-    all_labels or choice."""
+LABEL_FEEDBACK = {"full": "all_labels", "choice": "choice"}
+UNKNOWN_USER = (f"valid: {', '.join(CLICK_MODELS + LABEL_USERS)} (click models with :preset, :key=value, "
+                "+noise=EPS; see olr list), or your own class as package.module:Class or path/to/file.py:Class")
+
+
+def parse_user(name: str, cutoff: int = 10) -> UserSpec:
+    """The :class:`UserSpec` of ``name`` for lists of ``cutoff`` shown documents, or a one-line ValueError
+    naming what is wrong (a bad k, preset, parameter or value, an unknown name)."""
     k = top_k_of(name)
     if k is not None:
-        return "topk_labels", k
+        if not 1 <= k <= cutoff:
+            raise ValueError(f"user {name} reveals the top {k} documents; k must be between 1 and the {cutoff} "
+                             f"shown (top1 ... top{cutoff})")
+        return UserSpec(name, "top", "topk_labels", k)
     if name in ("full", "choice"):
-        return {"full": "all_labels", "choice": "choice"}[name], None
-    cls = None if is_click_model_name(name) else external_user(name)
-    if cls is not None:
-        return getattr(cls, "feedback_kind", "clicks"), getattr(cls, "k", None)
-    return "clicks", None
+        return UserSpec(name, name, LABEL_FEEDBACK[name])
+    if is_click_model_name(name):
+        parsed = parse_user_name(name)
+        click_model_of(parsed, NOISE_SUFFIX.sub("", name), 4, cutoff=cutoff)     # a value it cannot take raises
+        return UserSpec(name, parsed.family, preset=parsed.preset, params=tuple(sorted(parsed.params.items())),
+                        noise=parsed.noise)
+    reference = resolve(name, USER_GROUP)
+    if reference is None:
+        raise ValueError(f"unknown user model {name!r}; {UNKNOWN_USER}")
+    cls = _user_class(reference, name)
+    return UserSpec(name, "plugin", getattr(cls, "feedback_kind", "clicks"), getattr(cls, "k", None),
+                    plugin=reference, source_hash=source_hash(cls))
 
 
-MAX_TABLE_GRADE = max(CASCADE_PRESETS)      # the click models' grade tables cover grades 0 .. 4
-
-
-def make_user(name: str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
-    """The user model ``name`` for a data set whose highest grade is ``max_grade``.
+def make_user(user: UserSpec | str, max_grade: int, stop_rule: str = "after_click", cutoff: int = 10, **params):
+    """The user model ``user`` (a :class:`UserSpec`, or a name parsed here) for a data set whose highest
+    grade is ``max_grade``.
 
     Click models are named ``family[:preset][,key=value...][+noise=EPS]`` (:mod:`.click_models`); the
     cascade presets perfect, navigational and informational pick the 3-grade or 5-grade table from
     ``max_grade``, and binary data use the extremes of the 3-grade table. ``stop_rule`` applies to
     the cascade. ``pbm`` also takes ``click_prob`` and ``eta`` as keyword parameters.
     """
-    if (name == "pbm" or is_click_model_name(name)) and max_grade > MAX_TABLE_GRADE:
+    spec = user if isinstance(user, UserSpec) else parse_user(user, cutoff)
+    click_model = spec.click_model
+    if click_model is not None and max_grade > MAX_TABLE_GRADE:
         raise ValueError(f"the data set's grades reach {max_grade}, beyond the click models' grade tables "
                          f"(0 .. {MAX_TABLE_GRADE}); use a user of your own that defines its clicks (-c "
                          "module:Class), as the logistic users of olr_core.reproductions.worlds do")
-    if name == "pbm" and params:
+    if spec.name == "pbm" and params:
         click = CASCADE_PRESETS[4 if max_grade >= 3 else 2]["informational"][0]
-        return PositionBasedClickModel(name, tuple(params.get("click_prob", click)), float(params.get("eta", 1.0)),
-                                       cutoff)
-    if is_click_model_name(name):
-        return build_click_model(name, max_grade, stop_rule, cutoff)
-    if top_k_of(name) is not None:
-        return TopKRelevanceUser(k=top_k_of(check_user_name(name, cutoff)))
-    if name == "full":
-        return AllLabelsUser()
-    if name == "choice":
-        return ChoiceUser()
-    external = external_user(name)
-    if external is not None:
+        return PositionBasedClickModel(spec.name, tuple(params.get("click_prob", click)),
+                                       float(params.get("eta", 1.0)), cutoff)
+    if click_model is not None:
+        return click_model_of(click_model, NOISE_SUFFIX.sub("", spec.name), max_grade, stop_rule, cutoff)
+    if spec.family == "plugin":
         from .plugin_guard import GuardedUser, build_plugin
 
-        return GuardedUser(build_plugin(external, name, "user", max_grade=max_grade, cutoff=cutoff, **params), name)
-    raise ValueError(f"unknown user model {name!r}; valid: {', '.join(CLICK_MODELS + LABEL_USERS)}")
+        cls = _user_class(spec.plugin, spec.name)
+        return GuardedUser(build_plugin(cls, spec.name, "user", max_grade=max_grade, cutoff=cutoff, **params),
+                           spec.name)
+    return {"top": lambda: TopKRelevanceUser(k=spec.k), "full": AllLabelsUser, "choice": ChoiceUser}[spec.family]()
 
 
 def click_through_table(user, data, sessions: int, seed: int = 0, cutoff: int = 10):

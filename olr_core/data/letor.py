@@ -10,12 +10,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import math
-import os
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from .. import settings
 from ..cache import WriteError, warn_once, write_atomically
 from ..quarantine import quarantine_file
 from .ranking_data import RankingData
@@ -62,8 +62,7 @@ def file_sha256(path: Path) -> str:
 
 def cache_dir() -> Path:
     """Where parsed and generated arrays are kept: ``$OLR_CACHE_DIR`` or ``~/.cache/olr_core``."""
-    root = os.environ.get("OLR_CACHE_DIR") or Path.home() / ".cache" / "olr_core"
-    return Path(root) / "parsed"
+    return settings.cache_dir() / "parsed"
 
 
 def _fail(path, lineno, what, fix):

@@ -6,11 +6,11 @@ import dataclasses
 import functools
 import gzip
 import hashlib
-import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import settings
 from ..plugins import is_reference, load_reference
 from .letor import read_letor
 from .library import CORA_FILES, LIBRARY_PRESETS, LibraryStream, cora_stream, synthetic_stream
@@ -238,7 +238,7 @@ def one_grade_scale(fold: Fold) -> Fold:
 
 def resolve_data_dir(data_dir=None) -> Path:
     """The data directory: the argument, else ``$OLR_DATA_DIR``; it must exist."""
-    chosen = data_dir or os.environ.get("OLR_DATA_DIR")
+    chosen = data_dir or settings.data_dir()
     if not chosen:
         raise DataNotFoundError("no data directory given: pass --data-dir DIR (data_dir=...) or set OLR_DATA_DIR")
     path = Path(chosen).expanduser()

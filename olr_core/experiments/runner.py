@@ -11,22 +11,22 @@ import time
 
 import numpy as np
 
-from ..data.registry import get_spec, load_fold, load_library
+from ..data.registry import load_fold, load_library
 from ..library_loop import run_library
 from ..loop import NonFiniteModelError, RunTrace, run_online
 from ..plugin_guard import GuardedRanker, GuardedUser
 from ..plugins import PluginError
 from ..rankers import make_ranker
+from ..settings import DASK, dask_address, worker_count
 from ..users import make_user
 from .spec import RunSpec
 from .store import ResultStore
+from .task import LetorTask, LibraryTask, task_of
 
 
 @functools.lru_cache(maxsize=16)
 def data_fingerprint(dataset: str, fold: int, data_dir: str | None) -> str:
-    if get_spec(dataset).library:
-        return load_library(dataset, data_dir).fingerprint()
-    return load_fold(dataset, fold, data_dir).fingerprint()
+    return task_of(dataset).fingerprint(fold, data_dir)
 
 
 @functools.lru_cache(maxsize=16)
@@ -38,15 +38,23 @@ def reference_weights(algorithm: str, dataset: str, fold: int, data_dir: str | N
 
 
 def execute(spec: RunSpec, data_dir: str | None = None, progress=None, click_log=None) -> RunTrace:
-    """Run one spec from scratch and return its trace (a growing-library stream runs in its own loop).
+    """Run one spec from scratch and return its trace, in the loop of its task.
 
     ``click_log``: a path to write the run's click log to (the grades of the shown lists and the clicks,
     :class:`..click_fitting.ClickLog`); the run then plays round by round, with the same result."""
-    if get_spec(spec.dataset).library:
-        return run_library(make_ranker(spec.algorithm, **spec.params), load_library(spec.dataset, data_dir),
-                           int(spec.rounds), spec.seed)
+    return EXECUTORS[type(spec.task)](spec, data_dir, progress, click_log)
+
+
+def _execute_library(spec: RunSpec, data_dir, progress, click_log):
+    """A growing-library stream, played in its own loop (:mod:`olr_core.library_loop`)."""
+    return run_library(make_ranker(spec.algorithm, **spec.params), load_library(spec.dataset, data_dir),
+                       int(spec.rounds), spec.seed)
+
+
+def _execute_letor(spec: RunSpec, data_dir, progress, click_log) -> RunTrace:
+    """Query folds, played by :func:`olr_core.loop.run_online` against the spec's user."""
     fold = load_fold(spec.dataset, spec.fold, data_dir)
-    user = make_user(spec.click_model, fold.max_grade, spec.stop_rule, spec.cutoff)
+    user = make_user(spec.user, fold.max_grade, spec.stop_rule, spec.cutoff)
     if click_log is not None:
         user = RecordingUser(user, spec.cutoff)
     ranker = make_ranker(spec.algorithm, **spec.params)
@@ -62,6 +70,9 @@ def execute(spec: RunSpec, data_dir: str | None = None, progress=None, click_log
     except NonFiniteModelError as err:
         raise NonFiniteModelError(f"{spec.label()} on {spec.dataset} fold {spec.fold}, seed {spec.seed}: "
                                   f"{err.args[0].partition(': ')[2]}") from None
+
+
+EXECUTORS = {LetorTask: _execute_letor, LibraryTask: _execute_library}
 
 
 def _require_unchanged(fold, spec: RunSpec, data_dir) -> None:
@@ -146,7 +157,7 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     Nothing is stored for a diverged run either way.
     """
     store = store or ResultStore()
-    dask = dask or os.environ.get(DASK_ENV) or None      # (olr book/claims --dask: every grid of every page)
+    dask = dask or dask_address()                        # (olr book/claims --dask: every grid of every page)
     worker_count(jobs)                                   # a bad --jobs fails before anything runs
     keys = [spec_key(s, data_dir) for s in specs]
     todo = [s for s, k in zip(specs, keys) if not store.verified(k)]
@@ -166,9 +177,6 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     return keys
 
 
-DASK_ENV = "OLR_DASK"
-
-
 @contextlib.contextmanager
 def dask_scheduler(address: str | None, jobs: int = -1):
     """While open, every :func:`run_grid` of this process and of those it starts (the book's page processes
@@ -182,25 +190,17 @@ def dask_scheduler(address: str | None, jobs: int = -1):
     if address == "local":
         cluster = _local_cluster(jobs)
         address = cluster.scheduler_address
-    previous = os.environ.get(DASK_ENV)
-    os.environ[DASK_ENV] = address
+    previous = dask_address()
+    os.environ[DASK] = address
     try:
         yield address
     finally:
         if previous is None:
-            os.environ.pop(DASK_ENV, None)
+            os.environ.pop(DASK, None)
         else:
-            os.environ[DASK_ENV] = previous
+            os.environ[DASK] = previous
         if cluster is not None:
             cluster.close()
-
-
-def worker_count(jobs: int) -> int:
-    """``jobs`` as a number of processes: -1 means every core, -2 all but one, and so on."""
-    if not isinstance(jobs, int) or jobs == 0 or isinstance(jobs, bool):
-        raise ValueError(f"option --jobs={jobs!r} is invalid; use a positive count or -1 for every core")
-    cores = os.cpu_count() or 1
-    return jobs if jobs > 0 else max(1, cores + 1 + jobs)
 
 
 def _iterate(todo, jobs, dask, data_dir):

@@ -6,19 +6,16 @@ import functools
 import hashlib
 import itertools
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import yaml
 
 from .. import __version__
 from ..budget import check_rounds
-from ..data.registry import get_spec
 from ..params import FLAG, Param, ParameterError, at_least, choice, yaml_load
-from ..plugins import USER_GROUP, registered, source_hash
 from ..rankers import (
     ALGORITHMS,
-    LIBRARY_ALGORITHMS,
     REFERENCE_ALGORITHMS,
     algorithm_parameters,
     check_parameters,
@@ -26,7 +23,8 @@ from ..rankers import (
     is_external,
     make_ranker,
 )
-from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user, is_click_model_name
+from ..users import STOP_RULES, UserSpec, parse_user
+from .task import Task, task_of
 
 PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
                      "quarantine.py", "browsercheck.py", "names.py", "budget.py"}
@@ -65,21 +63,18 @@ class RunSpec:
     reference: str | None = None   # an offline algorithm whose weights give the cosine similarity
     eval_split: str = "test"       # "vali" for hyper-parameter tuning
     audit: bool = False            # record each round's surrogate losses against the full grades (regret checks)
+    # Built once from the fields above (click_model may be given as a UserSpec already parsed, e.g. by a grid)
+    user: UserSpec = field(init=False, repr=False, compare=False)
+    task: Task = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        """Every field checked (and integers normalised) before a run can start."""
-        spec = get_spec(self.dataset)                  # raises on an unknown data set
-        check_user_name(self.click_model, self.cutoff if isinstance(self.cutoff, int) else 10)
-        if spec.library and self.click_model != "choice":
-            raise ParameterError(f"{self.dataset} is a growing-library stream whose users reveal the item they chose; "
-                                 f"use click model 'choice' (got {self.click_model!r})")
-        if spec.library != (self.algorithm in LIBRARY_ALGORITHMS):
-            kind = "growing-library streams" if spec.library else "LETOR data sets"
-            valid = LIBRARY_ALGORITHMS if spec.library else sorted(set(ALGORITHMS) - set(LIBRARY_ALGORITHMS) |
-                                                                   {"random"})
-            if self.algorithm != "random":
-                raise ParameterError(f"{self.algorithm} does not run on {self.dataset}; algorithms for {kind}: "
-                                     f"{', '.join(valid)}")
+        """Every field checked (and integers normalised) before a run can start; the user and task built."""
+        task = task_of(self.dataset)                   # raises on an unknown data set
+        user = self.click_model if isinstance(self.click_model, UserSpec) else \
+            parse_user(self.click_model, self.cutoff if isinstance(self.cutoff, int) else 10)
+        object.__setattr__(self, "click_model", user.name)
+        task.check_user(user)
+        task.check_learner(self.algorithm)
         if not isinstance(self.params, dict):
             raise ParameterError(f"params of {self.algorithm} must be a mapping of option: value, got {self.params!r}")
         checked = check_parameters(self.algorithm, self.params)   # raises on an unknown algorithm or option
@@ -87,12 +82,13 @@ class RunSpec:
             raise ParameterError(f"reference={self.reference} is invalid: the cosine similarity needs the weight "
                                  f"vector of an offline fit, and {self.reference} has none before it learns online; "
                                  f"use one of {', '.join(REFERENCE_ALGORITHMS)}")
-        _check_feedback(self.algorithm, checked, self.click_model, self.cutoff)
+        _check_feedback(self.algorithm, checked, user, self.cutoff)
         check_rounds(self.rounds)
-        fields = {**SPEC_FIELDS, "fold": Param("int", 1, spec.n_folds)}
-        for name, declared in fields.items():
+        for name, declared in {**SPEC_FIELDS, "fold": Param("int", 1, task.dataset.n_folds)}.items():
             object.__setattr__(self, name, declared.check(name, getattr(self, name)))
         object.__setattr__(self, "params", dict(sorted(checked.items())))
+        object.__setattr__(self, "user", user)
+        object.__setattr__(self, "task", task)
 
     def canonical(self) -> dict:
         """The run's description as stored and hashed; a ranker that is not built in adds ``plugin``: its
@@ -101,17 +97,14 @@ class RunSpec:
         A built-in ranker's parameters set to their defaults are left out: ``mgd_dsp`` with ``dsp_k=3`` (a
         point of Figure 4's k sweep) is the very run of ``mgd_dsp`` with ``dsp_lambda=1.0`` (Figure 3's) and
         of plain ``mgd_dsp``, and is computed once and stored once."""
-        fields = asdict(self)
-        fields["params"] = explicit_parameters(self.algorithm, self.params)
-        if not fields["audit"]:
-            del fields["audit"]            # (keys of runs without an audit stay what they were)
+        described = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        described["params"] = explicit_parameters(self.algorithm, self.params)
+        if not described["audit"]:
+            del described["audit"]         # (keys of runs without an audit stay what they were)
         plugin = {"plugin": external_source(self.algorithm)} if is_external(self.algorithm) else {}
-        own = not is_click_model_name(self.click_model) and (
-            ":" in self.click_model or self.click_model in registered(USER_GROUP))
-        user = external_user(self.click_model) if own else None
-        if user is not None:
-            plugin["user_plugin"] = f"{self.click_model}@{source_hash(user)}"
-        return {**fields, "version": __version__, "code": code_fingerprint(), **plugin}
+        if self.user.source_hash is not None:
+            plugin["user_plugin"] = f"{self.click_model}@{self.user.source_hash}"
+        return {**described, "version": __version__, "code": code_fingerprint(), **plugin}
 
     def key(self, data_fingerprint: str = "") -> str:
         """Content address: a hash of the canonical parameters, seed, version and data."""
@@ -138,13 +131,12 @@ def explicit_parameters(algorithm: str, params: dict) -> dict:
             if not (k in defaults and type(defaults[k]) is type(v) and defaults[k] == v)}
 
 
-def _check_feedback(algorithm: str, params: dict, user: str, cutoff) -> None:
+def _check_feedback(algorithm: str, params: dict, user: UserSpec, cutoff) -> None:
     """The ranker learns from the feedback the user gives (clicks, top-k grades, all grades, a choice):
     checked when the run is described, not when it starts (a grid's last entry fails before its first run)."""
     from ..loop import feedback_mismatch
 
-    kind, depth = feedback_of_user(user)
-    problem = feedback_mismatch(make_ranker(algorithm, **params), kind, user, depth,
+    problem = feedback_mismatch(make_ranker(algorithm, **params), user.feedback_kind, user.name, user.k,
                                 cutoff if isinstance(cutoff, int) else 10)
     if problem:
         raise ParameterError(problem)
@@ -217,10 +209,12 @@ def expand_grid(grid: dict) -> list[RunSpec]:
     seeds = _grid_seeds(grid.get("seeds", 1))
     common = {k: grid[k] for k in ("rounds", "stop_rule", "eval_every", "cutoff", "reference", "eval_split", "audit")
               if k in grid}
+    cutoff = common.get("cutoff", 10)
+    users = [parse_user(name, cutoff if isinstance(cutoff, int) else 10)      # each -c value parsed once
+             for name in _as_list(grid.get("click_models", "navigational"))]
     runs = []
     for algo, dataset, fold, click, seed in itertools.product(
-            algos, _as_list(grid.get("datasets", "synth-mq")), _grid_folds(grid.get("folds", 1)),
-            _as_list(grid.get("click_models", "navigational")), seeds):
+            algos, _as_list(grid.get("datasets", "synth-mq")), _grid_folds(grid.get("folds", 1)), users, seeds):
         runs.append(RunSpec(algo["name"], dataset, fold, click, seed=seed, params=dict(algo["params"]), **common))
     return runs
 
@@ -228,7 +222,7 @@ def expand_grid(grid: dict) -> list[RunSpec]:
 def grid_plan(grid: dict, jobs: int = 1):
     """What a grid would run, counted from its lists without describing a run (see :mod:`olr_core.budget`)."""
     from ..budget import Plan
-    from .runner import worker_count
+    from ..settings import worker_count
 
     def count(key, default):
         value = grid.get(key, default)

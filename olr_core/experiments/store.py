@@ -20,6 +20,7 @@ from ..cache import WriteError, cached_array, default_store_dir, why, write_atom
 from ..library_loop import LibraryTrace
 from ..loop import RunTrace
 from ..quarantine import quarantine_file
+from ..settings import run_log
 from .spec import RunSpec
 
 QUARANTINE = "quarantine"
@@ -49,7 +50,7 @@ def log_run_event(kind: str, key: str) -> None:
     """Append a line ``kind key`` (kind "computed" or "reused") to the file ``$OLR_RUN_LOG`` names, if any:
     the book's driver counts, page by page, the runs each page computed and those it found in the store,
     and adds up the seconds of those it computed."""
-    path = os.environ.get("OLR_RUN_LOG")
+    path = run_log()
     if path:
         with open(path, "a", encoding="utf-8") as log:
             log.write(f"{kind} {key}\n")

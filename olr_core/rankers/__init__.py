@@ -20,7 +20,7 @@ from ..plugins import (
     resolve,
     source_hash,
 )
-from .base import BaseRanker, Display, LinearRanker, Ranker
+from .base import BaseRanker, Display, LinearRanker, Ranker, declared_options
 from .baselines import OracleRanker, RandomRanker
 from .dueling import DBGD, MGD, NSGD
 from .library import HITS, CategoryRanking, KLRank, McRank, OnlineRankNet, PageRank
@@ -73,14 +73,18 @@ REFERENCE_ALGORITHMS = ("offline_ranknet", "offline_lambdarank")
 
 
 def algorithm_parameters(name: str) -> dict:
-    """The tunable parameters of an algorithm and their defaults."""
+    """The tunable parameters of an algorithm and their defaults: those its ``__init__`` takes, and a base
+    class's too where it passes ``**kwargs`` on (base-class keywords first)."""
     factory = get_algorithm(name)
-    params = {}
+    params, accepted = {}, set()
     for cls in reversed(getattr(factory, "func", factory).__mro__):     # base-class keywords first
         if "__init__" in vars(cls) and cls is not object:
-            for key, p in inspect.signature(cls.__init__).parameters.items():
-                if key != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-                    params[key] = p.default
+            own = inspect.signature(cls.__init__).parameters.values()
+            taken = {p.name: p.default for p in own if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+            params.update(taken)
+            forwards = any(p.kind is p.VAR_KEYWORD for p in own)
+            accepted = (accepted if forwards else set()) | set(taken) - {"self"}
+    params = {k: v for k, v in params.items() if k in accepted}
     params.update(getattr(factory, "keywords", {}))
     return params
 
@@ -88,9 +92,7 @@ def algorithm_parameters(name: str) -> dict:
 def declared_parameters(name: str) -> dict[str, Param]:
     """Each parameter's declared type and range (class attributes ``PARAMS``, subclasses override)."""
     factory = get_algorithm(name)
-    declared: dict[str, Param] = {}
-    for cls in reversed(getattr(factory, "func", factory).__mro__):
-        declared.update(vars(cls).get("PARAMS", {}))
+    declared = declared_options(getattr(factory, "func", factory))
     return {k: declared[k] for k in algorithm_parameters(name) if k in declared}
 
 

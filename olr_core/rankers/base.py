@@ -28,6 +28,8 @@ the loop uses it when offered and the tests compare the two
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,6 +37,7 @@ import numpy as np
 
 from ..data.ranking_data import Query, RankingData
 from ..metrics import rank_by_scores
+from ..params import Param, check_all
 
 
 @dataclass
@@ -69,10 +72,49 @@ class Ranker(Protocol):
         """The current parameter vector, if the model has one (for cosine similarity); optional, default None."""
 
 
+@functools.cache
+def _init_signature(cls: type) -> inspect.Signature:
+    return inspect.signature(cls.__init__)
+
+
+@functools.cache
+def declared_options(cls: type) -> dict[str, Param]:
+    """The ``PARAMS`` declarations of ``cls`` merged along its class hierarchy (a subclass overrides)."""
+    declared: dict[str, Param] = {}
+    for base in reversed(cls.__mro__):
+        declared.update(vars(base).get("PARAMS", {}))
+    return declared
+
+
+def check_options(cls: type, args: tuple, kwargs: dict) -> None:
+    """The options ``cls(*args, **kwargs)`` is given, checked against the ``PARAMS`` its classes declare
+    (a one-line ParameterError naming the class and option); arguments that do not fit ``__init__`` at all
+    are left to ``__init__`` to refuse as Python does."""
+    signature = _init_signature(cls)
+    try:
+        bound = list(signature.bind(None, *args, **kwargs).arguments.items())[1:]      # (not self)
+    except TypeError:
+        return
+    named = {}
+    for name, value in bound:
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind is not inspect.Parameter.VAR_POSITIONAL:
+            named[name] = value
+    declared = declared_options(cls)
+    check_all(declared, {k: v for k, v in named.items() if k in declared}, cls.__name__)
+
+
 class BaseRanker:
-    """Defaults: rank by ``score`` with random tie-breaking, learn nothing, no weights."""
+    """Defaults: rank by ``score`` with random tie-breaking, learn nothing, no weights. A ranker is refused
+    when built with an option outside the ``PARAMS`` its classes declare (scikit-learn's habit)."""
 
     feedback_kind = "clicks"
+
+    def __new__(cls, *args, **kwargs):
+        check_options(cls, args, kwargs)      # e.g. DBGD(learning_rate=-1) is refused here, in one line
+        return super().__new__(cls)
 
     def start(self, train: RankingData, rng: np.random.Generator) -> None:
         self.rng = rng

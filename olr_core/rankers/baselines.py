@@ -15,6 +15,7 @@ class RandomRanker(BaseRanker):
     """
 
     feedback_kind = "any"
+    random_scores = True            # (its scores are draws: rankers.checks does not ask them to repeat)
 
     def rank(self, query: Query) -> Display:
         n = query.n_docs

@@ -1,0 +1,65 @@
+"""The package's settings, read from the environment here and nowhere else.
+
+Each function reads its variable when called (the book's driver, a grid's workers and the tests set them
+while a process runs), and a bad value fails in one line naming the variable and the fix.
+
+=====================  ===========================================  ==========================
+variable               what                                         default
+=====================  ===========================================  ==========================
+``OLR_DATA_DIR``       the folder of the real data sets             none (``--data-dir``)
+``OLR_RESULTS_DIR``    the store of finished runs                   ``./results``
+``OLR_CACHE_DIR``      parsed and generated arrays                  ``~/.cache/olr_core``
+``OLR_BLAS_THREADS``   BLAS/OpenMP threads a run may use            1
+``OLR_RUN_LOG``        a file the book's driver counts runs in      none
+``OLR_DASK``           the Dask scheduler every grid sends runs to  none (local processes)
+=====================  ===========================================  ==========================
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR, RESULTS_DIR, CACHE_DIR = "OLR_DATA_DIR", "OLR_RESULTS_DIR", "OLR_CACHE_DIR"
+BLAS_THREADS, RUN_LOG, DASK = "OLR_BLAS_THREADS", "OLR_RUN_LOG", "OLR_DASK"
+
+
+def data_dir() -> str | None:
+    """``$OLR_DATA_DIR``, or None when it is unset or empty."""
+    return os.environ.get(DATA_DIR) or None
+
+
+def results_dir() -> Path:
+    """``$OLR_RESULTS_DIR`` or ``./results``."""
+    return Path(os.environ.get(RESULTS_DIR, "results"))
+
+
+def cache_dir() -> Path:
+    """``$OLR_CACHE_DIR`` or ``~/.cache/olr_core``."""
+    return Path(os.environ.get(CACHE_DIR) or Path.home() / ".cache" / "olr_core")
+
+
+def blas_thread_count() -> int:
+    """``$OLR_BLAS_THREADS`` (a positive integer) or 1."""
+    value = os.environ.get(BLAS_THREADS, "1")
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{BLAS_THREADS}={value!r} is invalid; set it to a positive integer (default 1)")
+    return int(value)
+
+
+def run_log() -> str | None:
+    """``$OLR_RUN_LOG``, or None when it is unset or empty."""
+    return os.environ.get(RUN_LOG) or None
+
+
+def dask_address() -> str | None:
+    """``$OLR_DASK``, or None when it is unset or empty."""
+    return os.environ.get(DASK) or None
+
+
+def worker_count(jobs: int) -> int:
+    """``jobs`` as a number of processes: -1 means every core, -2 all but one, and so on."""
+    if not isinstance(jobs, int) or jobs == 0 or isinstance(jobs, bool):
+        raise ValueError(f"option --jobs={jobs!r} is invalid; use a positive count or -1 for every core")
+    cores = os.cpu_count() or 1
+    return jobs if jobs > 0 else max(1, cores + 1 + jobs)
