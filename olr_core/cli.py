@@ -191,6 +191,19 @@ def cmd_store(args) -> int:
     return 0
 
 
+def cmd_store_migrate(args) -> int:
+    """``olr store migrate``: stored runs of earlier code re-keyed where today's code recomputes them bit for bit."""
+    from .experiments import ResultStore
+    from .experiments.migrate import migrate_store
+
+    result = migrate_store(ResultStore(args.results), args.data_dir, args.sample)
+    for line in result.left:
+        print(f"  left: {line}")
+    print(f"{result.carried} run(s) carried over to today's code ({result.recomputed} recomputed to check), "
+          f"{result.current} already current, {len(result.left)} kind(s) or run(s) left to be recomputed")
+    return 0
+
+
 def _bundle_profile(profile: str | None) -> str:
     return f"profile {profile}" if profile else "every stored run (no profile selected)"
 
@@ -383,6 +396,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = ssub.add_parser("check", help="read every stored run; set aside (quarantine) those that cannot be read")
     check.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
     check.set_defaults(func=cmd_store)
+    migrate = ssub.add_parser("migrate", help="carry runs of earlier code over to today's where it recomputes them "
+                              "bit for bit (a sample per kind of run)")
+    migrate.add_argument("--sample", type=int, default=1, help="runs recomputed per kind of run (default 1)")
+    migrate.add_argument("--data-dir", default=None)
+    migrate.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
+    migrate.set_defaults(func=cmd_store_migrate)
     export = ssub.add_parser("export", help="write stored runs to one checked bundle (a zip with a manifest)")
     export.add_argument("file", help="the bundle to write, e.g. dsp-paper.olrbundle")
     export.add_argument("--paper", default=None, help="only the runs of this paper's claims (default: every paper)")
