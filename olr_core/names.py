@@ -13,6 +13,19 @@ DISPLAY_NAMES = {
 }
 
 
+# The book's families of algorithms: a figure with more curves than fit one panel shows one family per row.
+FAMILIES = {
+    "dueling bandit gradient descent": ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"],
+    "pairwise learners": ["pairrank_c", "pairrank_r", "epsilon_greedy", "sgd_ranknet", "pdgd"],
+    "neural online learners": ["olranknet", "ollambdarank", "ollambdarank_gt", "neural_pdgd", "neural_dbgd"],
+    "top-k feedback": ["topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg", "listnet_full"],
+    "growing library": ["klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits",
+                        "pagerank", "mcrank"],
+    "references": ["offline_ranknet", "offline_lambdarank", "oracle", "random"],
+}
+FAMILY_OF = {name: family for family, members in FAMILIES.items() for name in members}
+
+
 def display_name(name) -> str:
     """The book's name for an algorithm (a label with parameters keeps them: "MGD-DSP(dsp_lambda=0.5)")."""
     text = str(name)
