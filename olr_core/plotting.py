@@ -33,10 +33,10 @@ ALGORITHM_ORDER = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c",
 # Palette index per base method: distinct hues within each family of :data:`names.FAMILIES` (checked by a test),
 # none too pale to read on white (no yellow, no light pink).
 _BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "epsilon_greedy": 5, "dbgd": 1,
-                "mgd": 3, "nsgd": 12, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 16, "random": 14,
+                "mgd": 13, "nsgd": 12, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 11, "random": 14,
                 "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
                 "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 18,
-                "pagerank": 9, "mcrank": 15, "olranknet": 10, "ollambdarank": 16, "ollambdarank_gt": 12}
+                "pagerank": 9, "mcrank": 15, "olranknet": 19, "ollambdarank": 16, "ollambdarank_gt": 12}
 _LIBRARY = {"klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank", "mcrank"}
 _NEURAL_VARIANT = (0, (5, 1.5, 1, 1.5, 1, 1.5))      # dash-dot-dot: the neural scorer of a linear method
 ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; growing-library rankers dotted
