@@ -196,7 +196,7 @@ def plot_curves(frame: pd.DataFrame, hue: str = "label", col: str | None = "clic
                 if not line.empty:
                     notes.add(_draw_curve(ax, line, x, name, styles[name], smooth, limits))
             by_panel.setdefault(panel, []).append(ax)
-            ax.set_title(str(panel) if panel is not None else "", fontsize=10)
+            ax.set_title(display_name(panel) if panel is not None else "", fontsize=10)
             ax.set_xlabel(x)
         for ax in axes[::ncols]:
             ax.set_ylabel(ylabel)
