@@ -31,3 +31,18 @@ def display_name(name) -> str:
     text = str(name)
     base, paren, rest = text.partition("(")
     return DISPLAY_NAMES.get(base, base) + paren + rest
+
+
+def display_names(frame):
+    """``frame`` (a pandas DataFrame or Series) with algorithm ids replaced by their display names wherever a
+    reader sees them: the index, the column labels and an ``algorithm`` column. Other labels pass unchanged."""
+    def rename(labels):
+        return labels.map(lambda v: tuple(display_name(p) for p in v) if isinstance(v, tuple) else display_name(v))
+
+    out = frame.copy()
+    out.index = rename(out.index)
+    if hasattr(out, "columns"):
+        out.columns = rename(out.columns)
+        if "algorithm" in out.columns:
+            out["algorithm"] = out["algorithm"].map(display_name)
+    return out

@@ -142,3 +142,17 @@ def test_every_shown_figure_has_a_caption():
     with pytest.raises(ValueError, match="caption"):
         plotting.show_figure(fig, "  ")
     plt.close(fig)
+
+
+def test_display_names_rename_what_a_table_shows():
+    from olr_core.names import display_names
+
+    table = pd.DataFrame({"algorithm": ["topk_ranksvm", "pairrank_c"], "topk_kl": [1.0, 2.0], "gain": [0.1, 0.2]},
+                         index=["epsilon_greedy", "perfect"])
+    shown = display_names(table)
+    assert list(shown.columns) == ["algorithm", "RTop-kF KL", "gain"]
+    assert list(shown["algorithm"]) == ["RTop-kF RankSVM", "PairRank_C"]
+    assert list(shown.index) == ["ε-greedy RankNet", "perfect"]
+    assert list(table.columns) == ["algorithm", "topk_kl", "gain"]                # the input is left alone
+    wide = pd.Series([1.0], index=pd.MultiIndex.from_tuples([("mq2008", "klrank_gper")]))
+    assert list(display_names(wide).index) == [("mq2008", "NoRegret KLRank")]
