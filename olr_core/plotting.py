@@ -207,10 +207,10 @@ def plot_curves(frame: pd.DataFrame, hue: str = "label", col: str | None = "clic
         sub.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=min(len(seen), 3), fontsize=9)
         if title:
             sub.suptitle(title, fontsize=10, x=0.0, ha="left", style="italic")
-    _set_ylims(by_panel, sharey, limits)
-    for panel, axes in by_panel.items():
+    for panel, axes in by_panel.items():            # before the y-ranges, so a reference line stays in view
         for ax in axes:
             _draw_reference(ax, reference, panel)
+    _set_ylims(by_panel, sharey, limits)
     note = "Bands: " + "; ".join(sorted(notes)) + (f". Curves smoothed over {smooth} points." if smooth > 1 else ".")
     fig.band_note = note
     fig.text(0.0, 0.0, note, fontsize=8, color="dimgrey", ha="left", va="top", transform=fig.transFigure)

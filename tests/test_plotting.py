@@ -156,3 +156,12 @@ def test_display_names_rename_what_a_table_shows():
     assert list(table.columns) == ["algorithm", "topk_kl", "gain"]                # the input is left alone
     wide = pd.Series([1.0], index=pd.MultiIndex.from_tuples([("mq2008", "klrank_gper")]))
     assert list(display_names(wide).index) == [("mq2008", "NoRegret KLRank")]
+
+
+def test_a_reference_line_stays_in_view():
+    fig = plotting.plot_curves(frame(["pdgd", "dbgd"], {"a": (0.3, 0.4), "b": (0.3, 0.4)}), hue="algorithm",
+                               col="dataset", reference={"offline RankNet": {"a": 0.9, "b": 0.2}})
+    levels = {"a": 0.9, "b": 0.2}
+    for ax in fig.axes:
+        low, high = ax.get_ylim()
+        assert low <= levels[ax.get_title()] <= high
