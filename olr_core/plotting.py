@@ -10,6 +10,12 @@
   :data:`MIN_RUNS_FOR_CI` runs, otherwise +-1 standard error; the figure says which.
 - Curves are bounded to the metric's range (NDCG in [0, 1], cosine in [-1, 1]); per-round
   series can be smoothed with a stated window.
+- Readable at the book's content width: at most :data:`MAX_CURVES` curves a panel (more go to one
+  row per family of :data:`names.FAMILIES`), at most :data:`PANELS_PER_ROW` panels a row, hues
+  distinct within each family, and a y-axis per panel where the panels' data differ in scale.
+- Every figure a page shows goes through :func:`show_figure`, which puts it in a ``<figure>`` with
+  a caption saying what to look for (chapter pages wrap a glued figure and its caption in the
+  ``olr-figure`` / ``olr-caption`` containers).
 """
 
 from __future__ import annotations
