@@ -266,52 +266,12 @@ def figure_html(fig, caption: str) -> str:
             f'<figcaption class="olr-caption">{text}</figcaption></figure>')
 
 
-def show_figure(fig, caption: str, glue_key: str | None = None) -> None:
-    """Show ``fig`` with its caption (what to look for) on the page, glue it as ``glue_key`` for a chapter
-    page, and close it. Every figure of the book goes through here, so none appears without a caption."""
+def show_figure(fig, caption: str) -> None:
+    """Show ``fig`` with its caption (what to look for) on the page and close it. Every figure a page shows goes
+    through here, so none appears without a caption (glue the figure first when a chapter pastes it)."""
     from IPython.display import HTML, display
 
     if not caption or not caption.strip():
         raise ValueError("show_figure needs a caption saying what the figure shows and what to look for")
-    if glue_key:
-        from myst_nb import glue
-        glue(glue_key, fig, display=False)
     display(HTML(figure_html(fig, caption)))
     plt.close(fig)
-
-
-VERDICT_COLOURS = {"reproduced": "#2e7d32", "partly": "#b8860b", "smaller than reported": "#e65100",
-                   "not reproduced": "#c62828",
-                   "inconclusive": "#757575", "not testable here": "#bdbdbd"}
-
-
-def plot_margins(records: list[dict], title: str = ""):
-    """A forest plot of claim records: one row per (claim, configuration), one interval per cell.
-
-    Margins have each claim's own unit, so each row is scaled by its largest finite interval end
-    (0 stays the claim's boundary; right of it the claim holds). A cell is green where its
-    interval lies above 0, red below, grey where it reaches 0; an unbounded end is an arrow."""
-    rows = [r for r in records if r.get("cells")]
-    fig, ax = plt.subplots(figsize=(8.0, 0.32 * len(rows) + 1.0))
-    for y, record in enumerate(rows):
-        cells = record["cells"]
-        ends = [abs(v) for c in cells for v in (c["ci_low"], c["ci_high"], c["margin"])
-                if v is not None and np.isfinite(v)]
-        scale = max(ends) if ends and max(ends) > 0 else 1.0
-        for i, c in enumerate(cells):
-            offset = (i - (len(cells) - 1) / 2) * min(0.6 / max(len(cells), 1), 0.12)
-            low = -1.1 if c["ci_low"] is None or not np.isfinite(c["ci_low"]) else c["ci_low"] / scale
-            high = 1.1 if c["ci_high"] is None or not np.isfinite(c["ci_high"]) else c["ci_high"] / scale
-            colour = "#2e7d32" if low > 0 else "#c62828" if high < 0 else "#9e9e9e"
-            ax.plot([low, high], [y + offset] * 2, color=colour, lw=1.4, solid_capstyle="butt")
-            if c["margin"] is not None:
-                ax.plot(c["margin"] / scale, y + offset, "o", ms=2.5, color=colour)
-        ax.annotate(record["verdict"], (1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8,
-                    color=VERDICT_COLOURS[record["verdict"]], annotation_clip=False)
-    ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(range(len(rows)), [f"{r['id']} ({r['config']})" for r in rows], fontsize=8)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlim(-1.15, 1.15)
-    ax.set_xlabel("margin / the row's largest |interval end|   (right of 0: the claim holds in that cell)")
-    ax.set_title(title, loc="left", fontsize=10)
-    return fig
