@@ -10,6 +10,12 @@
   :data:`MIN_RUNS_FOR_CI` runs, otherwise +-1 standard error; the figure says which.
 - Curves are bounded to the metric's range (NDCG in [0, 1], cosine in [-1, 1]); per-round
   series can be smoothed with a stated window.
+- Readable at the book's content width: at most :data:`MAX_CURVES` curves a panel (more go to one
+  row per family of :data:`names.FAMILIES`), at most :data:`PANELS_PER_ROW` panels a row, hues
+  distinct within each family, and a y-axis per panel where the panels' data differ in scale.
+- Every figure a page shows goes through :func:`show_figure`, which puts it in a ``<figure>`` with
+  a caption saying what to look for (chapter pages wrap a glued figure and its caption in the
+  ``olr-figure`` / ``olr-caption`` containers).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import pandas as pd
 import seaborn as sns
 
 from .experiments.results import mean_ci
-from .names import DISPLAY_NAMES, display_name  # noqa: F401  (re-exported for the pages)
+from .names import DISPLAY_NAMES, FAMILIES, FAMILY_OF, display_name  # noqa: F401  (re-exported)
 
 MIN_RUNS_FOR_CI = 5
 _PALETTE = sns.color_palette("colorblind", 10) + sns.color_palette("dark", 10)
@@ -30,11 +36,13 @@ ALGORITHM_ORDER = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c",
                    "nsgd_dsp", "topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg", "listnet_full",
                    "klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank",
                    "mcrank", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
+# Palette index per base method: distinct hues within each family of :data:`names.FAMILIES` (checked by a test),
+# none too pale to read on white (no yellow, no light pink).
 _BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "epsilon_greedy": 5, "dbgd": 1,
-                "mgd": 3, "nsgd": 8, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 6, "random": 14,
+                "mgd": 13, "nsgd": 12, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 11, "random": 14,
                 "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
-                "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 8,
-                "pagerank": 9, "mcrank": 5, "olranknet": 10, "ollambdarank": 16, "ollambdarank_gt": 12}
+                "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 18,
+                "pagerank": 9, "mcrank": 15, "olranknet": 19, "ollambdarank": 16, "ollambdarank_gt": 12}
 _LIBRARY = {"klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank", "mcrank"}
 _NEURAL_VARIANT = (0, (5, 1.5, 1, 1.5, 1, 1.5))      # dash-dot-dot: the neural scorer of a linear method
 ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; growing-library rankers dotted
@@ -96,66 +104,177 @@ def bounds_for(ylabel: str):
     return next((b for key, b in BOUNDS.items() if key in text), None)
 
 
+MAX_CURVES = 6          # more curves than this in one panel tangle: the families go to rows of small multiples
+PANELS_PER_ROW = 3      # at the book's content width (about 750 px) a panel stays about 240 px wide
+FIGURE_WIDTH = 9.5      # inches: the whole figure, so the book scales every figure alike
+
+
+def curve_groups(hues: list, max_curves: int = MAX_CURVES, families: dict | None = None) -> list[tuple[str, list]]:
+    """Hue values split into rows of at most ``max_curves``: whole families (``families``, by default
+    :data:`names.FAMILIES`) packed in order, a family larger than the limit cut into parts. One row
+    titled "" when everything fits."""
+    if len(hues) <= max_curves:
+        return [("", list(hues))]
+    families = FAMILIES if families is None else families
+    family_of = {n: f for f, members in families.items() for n in members}
+    by_family: dict[str, list] = {f: [] for f in families}
+    for name in hues:
+        by_family.setdefault(family_of.get(str(name).split("(")[0], "others"), []).append(name)
+    parts = [(f, members[i:i + max_curves]) for f, members in by_family.items() if members
+             for i in range(0, len(members), max_curves)]
+    rows: list[tuple[str, list]] = []
+    for family, members in parts:
+        if rows and len(rows[-1][1]) + len(members) <= max_curves:
+            rows[-1] = (rows[-1][0] + "; " + family, rows[-1][1] + members)
+        else:
+            rows.append((family, list(members)))
+    return rows
+
+
+def comparable(ranges: list[tuple[float, float]], share: float = 0.5) -> bool:
+    """Whether panels with these (low, high) data ranges can share one y-axis: each range covers at
+    least ``share`` of their union (else the smaller ones are squeezed flat or cut off)."""
+    ranges = [r for r in ranges if np.isfinite(r).all()]
+    if len(ranges) < 2:
+        return True
+    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    return high <= low or all((r[1] - r[0]) >= share * (high - low) for r in ranges)
+
+
+def _draw_curve(ax, line: pd.DataFrame, x: str, name, style: dict, smooth: int, limits) -> str:
+    """One mean curve with its band (see :func:`band`); returns the band's description."""
+    half, note = band(line)
+    mean = line["mean"].to_numpy()
+    if smooth > 1:
+        mean = pd.Series(mean).rolling(smooth, min_periods=1).mean().to_numpy()
+        half = pd.Series(half).rolling(smooth, min_periods=1).mean().to_numpy()
+    low, high = mean - half, mean + half
+    if limits is not None:
+        low, high = np.clip(low, *limits), np.clip(high, *limits)
+    ax.plot(line[x], mean, label=display_name(name), lw=1.6, **style)
+    ax.fill_between(line[x], low, high, color=style["color"], alpha=0.15, lw=0)
+    return note
+
+
+def _draw_reference(ax, reference: dict | None, panel) -> None:
+    """Horizontal reference lines (a height, or {panel value: height}), labelled at the left."""
+    for ref_name, height_ in (reference or {}).items():
+        level = height_.get(panel) if isinstance(height_, dict) else height_
+        if level is not None:
+            ax.axhline(level, ls=":", color="grey", lw=1)
+            ax.annotate(ref_name, (ax.get_xlim()[0], level), xytext=(4, 3), textcoords="offset points",
+                        fontsize=8, color="grey")
+
+
 def plot_curves(frame: pd.DataFrame, hue: str = "label", col: str | None = "click_model", x: str = "round",
-                ylabel: str = "NDCG@10", reference: dict | None = None, height: float = 3.2, sharey: bool = True,
-                smooth: int = 1):
+                ylabel: str = "NDCG@10", reference: dict | None = None, height: float = 2.6, sharey="auto",
+                smooth: int = 1, max_curves: int = MAX_CURVES, families: dict | None = None):
     """Mean curve per ``hue`` with a band over runs (see :func:`band`), one panel per ``col`` value.
 
-    ``reference`` maps a name to a horizontal line's height (e.g. an offline upper bound)
-    or, for per-panel values, to a dict {panel value: height}. ``smooth`` > 1 averages each
-    mean curve over a moving window of that many points (stated under the figure). The
-    figure's ``band_note`` attribute holds the caption text for the bands.
+    At most ``max_curves`` curves share a panel: with more, each family (``families``, by default
+    :data:`names.FAMILIES`) gets its own row of panels. Panels wrap at :data:`PANELS_PER_ROW`.
+    ``sharey``: True, False, or "auto" (one y-axis for all panels unless their data ranges differ
+    in scale, see :func:`comparable`; rows of the same ``col`` value always share theirs).
+    ``reference`` maps a name to a horizontal line's height or to {panel value: height}.
+    ``smooth`` > 1 averages each mean curve over a moving window of that many points (stated under
+    the figure). The figure's ``band_note`` attribute holds the caption text for the bands.
     """
     panels = list(dict.fromkeys(frame[col])) if col else [None]
     if col in ("click_model",):
         panels = ordered(panels)
-    width = max(height * 1.35 * len(panels), 8.0)
-    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), sharey=sharey, squeeze=False)
     hues = ordered(frame[hue])
     styles = {name: style_of(name, i) for i, name in enumerate(hues)}
-    limits, notes = bounds_for(ylabel), set()
-    for ax, panel in zip(axes[0], panels):
-        part = frame if panel is None else frame[frame[col] == panel]
-        stats = mean_ci(part, [hue, x])
-        for name in hues:
-            line = stats[stats[hue] == name]
-            if line.empty:
-                continue
-            half, note = band(line)
-            notes.add(note)
-            mean = line["mean"].to_numpy()
-            if smooth > 1:
-                mean = pd.Series(mean).rolling(smooth, min_periods=1).mean().to_numpy()
-                half = pd.Series(half).rolling(smooth, min_periods=1).mean().to_numpy()
-            low, high = mean - half, mean + half
-            if limits is not None:
-                low, high = np.clip(low, *limits), np.clip(high, *limits)
-            ax.plot(line[x], mean, label=display_name(name), lw=1.6, **styles[name])
-            ax.fill_between(line[x], low, high, color=styles[name]["color"], alpha=0.15, lw=0)
-        for ref_name, height_ in (reference or {}).items():
-            level = height_.get(panel) if isinstance(height_, dict) else height_
-            if level is not None:
-                ax.axhline(level, ls=":", color="grey", lw=1)
-                ax.annotate(ref_name, (ax.get_xlim()[0], level), xytext=(4, 3), textcoords="offset points",
-                            fontsize=8, color="grey")
-        ax.set_title(str(panel) if panel is not None else "")
-        ax.set_xlabel(x)
-        if limits is not None:
-            ax.set_ylim(max(limits[0], ax.get_ylim()[0]), min(limits[1], ax.get_ylim()[1]))
-    axes[0][0].set_ylabel(ylabel)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    for ax in axes[0][1:]:                              # a shared legend: every hue of every panel
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    axes[0][-1].legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    groups = curve_groups(hues, max_curves, families)
+    ncols = min(len(panels), PANELS_PER_ROW)
+    wraps = -(-len(panels) // ncols)
+    fig = plt.figure(figsize=(FIGURE_WIDTH if len(panels) > 1 else 6.0, (height + 0.9) * wraps * len(groups)),
+                     layout="constrained")
+    subfigs = np.atleast_1d(fig.subfigures(len(groups), 1, squeeze=False).ravel())
+    limits, notes, by_panel = bounds_for(ylabel), set(), {}
+    stats = {panel: mean_ci(frame if panel is None else frame[frame[col] == panel], [hue, x]) for panel in panels}
+    for sub, (title, members) in zip(subfigs, groups):
+        axes = sub.subplots(wraps, ncols, squeeze=False).ravel()
+        for ax in axes[len(panels):]:
+            ax.set_visible(False)
+        for ax, panel in zip(axes, panels):
+            for name in members:
+                line = stats[panel][stats[panel][hue] == name]
+                if not line.empty:
+                    notes.add(_draw_curve(ax, line, x, name, styles[name], smooth, limits))
+            by_panel.setdefault(panel, []).append(ax)
+            ax.set_title(display_name(panel) if panel is not None else "", fontsize=10)
+            ax.set_xlabel(x)
+        for ax in axes[::ncols]:
+            ax.set_ylabel(ylabel)
+        seen = {}
+        for ax in axes[:len(panels)]:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                seen.setdefault(lab, h)
+        sub.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=min(len(seen), 3), fontsize=9)
+        if title:
+            sub.suptitle(title, fontsize=10, x=0.0, ha="left", style="italic")
+    for panel, axes in by_panel.items():            # before the y-ranges, so a reference line stays in view
+        for ax in axes:
+            _draw_reference(ax, reference, panel)
+    _set_ylims(by_panel, sharey, limits)
     note = "Bands: " + "; ".join(sorted(notes)) + (f". Curves smoothed over {smooth} points." if smooth > 1 else ".")
     fig.band_note = note
-    fig.text(0.0, -0.04, note, fontsize=8, color="dimgrey", ha="left", va="top", transform=fig.transFigure)
+    fig.text(0.0, 0.0, note, fontsize=8, color="dimgrey", ha="left", va="top", transform=fig.transFigure)
     return fig
 
 
 VERDICT_COLOURS = {"reproduced": "#2e7d32", "partly": "#b8860b", "smaller than reported": "#e65100",
                    "not reproduced": "#c62828",
                    "inconclusive": "#757575", "not testable here": "#bdbdbd"}
+def _set_ylims(by_panel: dict, sharey, limits) -> None:
+    """One y-range per panel value (over its rows), one for all when ``sharey`` says so, clipped to the metric."""
+    ranges = {panel: (min(ax.get_ylim()[0] for ax in axes), max(ax.get_ylim()[1] for ax in axes))
+              for panel, axes in by_panel.items()}
+    if sharey is True or (sharey == "auto" and comparable(list(_data_ranges(by_panel).values()))):
+        union = (min(r[0] for r in ranges.values()), max(r[1] for r in ranges.values()))
+        ranges = dict.fromkeys(ranges, union)
+    for panel, axes in by_panel.items():
+        low, high = ranges[panel]
+        if limits is not None:
+            low, high = max(limits[0], low), min(limits[1], high)
+        for ax in axes:
+            ax.set_ylim(low, high)
+
+
+def _data_ranges(by_panel: dict) -> dict:
+    """(lowest, highest) mean plotted in each panel value's axes."""
+    out = {}
+    for panel, axes in by_panel.items():
+        ys = np.concatenate([np.asarray(line.get_ydata(), float) for ax in axes for line in ax.get_lines()] or
+                            [np.array([np.nan])])
+        ys = ys[np.isfinite(ys)]
+        out[panel] = (ys.min(), ys.max()) if len(ys) else (np.nan, np.nan)
+    return out
+
+
+def figure_html(fig, caption: str) -> str:
+    """The figure as an HTML ``<figure>`` (PNG inline) with ``caption`` as its ``<figcaption>``; `code` spans
+    in the caption render as code."""
+    import base64
+    import html
+    import io
+    import re
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    image = base64.b64encode(buffer.getvalue()).decode("ascii")
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(caption.strip()))
+    alt = html.escape(re.sub(r"[`*]", "", caption.strip().split(". ")[0]), quote=True)
+    return (f'<figure class="olr-figure"><img src="data:image/png;base64,{image}" alt="{alt}" style="max-width: 100%">'
+            f'<figcaption class="olr-caption">{text}</figcaption></figure>')
+
+
+def show_figure(fig, caption: str) -> None:
+    """Show ``fig`` with its caption (what to look for) on the page and close it. Every figure a page shows goes
+    through here, so none appears without a caption (glue the figure first when a chapter pastes it)."""
+    from IPython.display import HTML, display
+
+    if not caption or not caption.strip():
+        raise ValueError("show_figure needs a caption saying what the figure shows and what to look for")
+    display(HTML(figure_html(fig, caption)))
+    plt.close(fig)

@@ -131,7 +131,7 @@ def test_one_colour_and_line_style_per_algorithm_on_every_figure():
     assert colour["MGD-DSP"][1] == "--" and colour["PDGD"][1] == "-"
     assert len({matplotlib.colors.to_hex(style_of(a)["color"]) + str(style_of(a)["linestyle"])
                 for a in ALGORITHM_STYLES}) == len(ALGORITHM_STYLES)
-    assert [t.get_text() for t in first.axes[-1].get_legend().get_texts()] == ["PDGD", "DBGD", "MGD-DSP"]
+    assert [t.get_text() for t in first.subfigs[0].legends[0].get_texts()] == ["PDGD", "DBGD", "MGD-DSP"]
     assert [ax.get_title() for ax in first.axes] == ["perfect", "navigational"]
 
 
