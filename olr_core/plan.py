@@ -6,18 +6,14 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
-import json
 import os
 import warnings
-import zipfile
 from pathlib import Path
-
-import numpy as np
 
 from . import experiments
 from .experiments import ResultStore
+from .experiments.costs import cost_kind, estimate_seconds, stored_costs
 from .experiments.runner import spec_key
-from .experiments.store import COST_PARAMETERS
 from .reproductions.verdicts import claim_grids
 
 
@@ -111,46 +107,6 @@ def page_specs(root: Path, entry: dict, profile: str, data_dir: str | None = Non
     return collected
 
 
-def _kind(spec: dict) -> tuple[str, str]:
-    """A run's kind as the execution page names it, without its horizon: (algorithm with the parameters that
-    change a round's cost, data set)."""
-    shown = ",".join(f"{k}={v}" for k, v in sorted(spec.get("params", {}).items()) if k in COST_PARAMETERS)
-    return (f"{spec['algorithm']}({shown})" if shown else spec["algorithm"]), spec["dataset"]
-
-
-def stored_costs(store: ResultStore) -> dict[tuple[str, str], list[tuple[int, float]]]:
-    """{(kind, data set): [(rounds, CPU seconds)]} of every run the store holds (wall seconds where a run
-    recorded no CPU time), from the runs' metadata alone."""
-    costs = {}
-    for key in store.keys():
-        try:
-            with np.load(store.path(key), allow_pickle=False) as z:
-                meta = json.loads(str(z["__meta__"]))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError):
-            continue
-        seconds = float(meta.get("cpu_seconds", meta.get("seconds", 0.0)))
-        costs.setdefault(_kind(meta["spec"]), []).append((int(meta["spec"]["rounds"]), seconds))
-    return costs
-
-
-def estimate_seconds(spec: dict, costs: dict) -> tuple[float | None, str]:
-    """(estimated CPU seconds, basis) of a run: the mean of stored runs of its kind, data set and horizon
-    ("measured"); else the per-round cost of its kind on its data set ("scaled"), on any data set ("other data")
-    or of its algorithm with other parameters ("other parameters"), times its rounds; else (None, "unknown")."""
-    kind, dataset = _kind(spec)
-    rounds = int(spec["rounds"])
-    exact = [s for r, s in costs.get((kind, dataset), []) if r == rounds]
-    if exact:
-        return float(np.mean(exact)), "measured"
-    algorithm = spec["algorithm"]
-    for basis, match in (("scaled", lambda k, d: (k, d) == (kind, dataset)), ("other data", lambda k, d: k == kind),
-                         ("other parameters", lambda k, d: k.split("(")[0] == algorithm)):
-        runs = [(r, s) for (k, d), pairs in costs.items() if match(k, d) for r, s in pairs]
-        if runs and sum(r for r, _ in runs) > 0:
-            return rounds * sum(s for _, s in runs) / sum(r for r, _ in runs), basis
-    return None, "unknown"
-
-
 def plan_groups(groups: dict[str, list], store: ResultStore, data_dir=None) -> list[dict]:
     """Per group (a page or a claim group): its runs, those the store lacks (a run two groups share counts in
     the first), their estimated CPU seconds, how each estimate was made, and the kinds whose cost is unknown."""
@@ -169,7 +125,7 @@ def plan_groups(groups: dict[str, list], store: ResultStore, data_dir=None) -> l
             seconds, basis = estimate_seconds(canonical, costs)
             row["basis"][basis] = row["basis"].get(basis, 0) + 1
             if seconds is None:
-                label = f"{' on '.join(_kind(canonical))}, {canonical['rounds']:,} rounds"
+                label = f"{' on '.join(cost_kind(canonical))}, {canonical['rounds']:,} rounds"
                 row["unknown"][label] = row["unknown"].get(label, 0) + 1
             else:
                 row["cpu_seconds"] += seconds

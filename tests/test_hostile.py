@@ -485,7 +485,7 @@ def test_a_plan_counts_cpu_time_and_memory():
 
     plan = Plan(runs=100, rounds=3_600_000, longest=50_000, workers=2)
     assert plan.cpu_hours == pytest.approx(1.0) and not plan.over()
-    assert plan.memory_gb == pytest.approx(0.0052096)   # 100 planned runs (4,096 B) and two 50,000-round runs (48 B a round)
+    assert plan.memory_gb == pytest.approx(0.0052096)   # 100 planned runs (4,096 B), two 50,000-round runs (48 B/round)
     assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
 
 

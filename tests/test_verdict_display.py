@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from olr_core.htmlcheck import check_claim_links
+from olr_core.reproductions import next_runs
 from olr_core.reproductions import verdict_display as vd
-from olr_core.reproductions.verdicts import PAPERS
+from olr_core.reproductions.verdicts import PAPERS, skyline_note
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,25 +143,29 @@ def spec(algorithm="mgd", dataset="mq2008", click_model="perfect", fold=1, round
 def test_runs_per_seed_counts_the_thinnest_cell_of_the_layout():
     layout = [spec(fold=f) for f in range(1, 6)] + [spec("mgd_dsp", fold=f) for f in range(1, 6)] + \
         [spec("mgd", click_model="navigational", fold=f) for f in (1, 2)]
-    assert vd.runs_per_seed(layout, None, record()) == 2
+    assert next_runs.runs_per_seed(layout, None, record()) == 2
     frame = pd.DataFrame({"seed": [0, 1, 2, 3, 4]})
-    assert vd.runs_per_seed([], frame, record()) == 1              # 5 runs over 5 seeds: one per seed
-    assert vd.runs_per_seed([], None, record()) is None
+    assert next_runs.runs_per_seed([], frame, record()) == 1              # 5 runs over 5 seeds: one per seed
+    assert next_runs.runs_per_seed([], None, record()) is None
 
 
 def test_decide_command_is_at_the_papers_horizon_with_a_consistent_seed_count_and_its_cpu_time(monkeypatch):
     layout = {("text", "table2"): [spec(fold=f) for f in range(1, 6)] + [spec("mgd_dsp", fold=f) for f in range(1, 6)]}
-    monkeypatch.setattr(vd, "_layout", lambda paper, profile, data_dir, seeds=1: layout)
     frame = pd.DataFrame({"seed": [0] * 5, "rounds_run": [2000] * 5})
     costs = {("mgd", "mq2008"): [(10_000, 30.0)], ("mgd_dsp", "mq2008"): [(10_000, 60.0)]}
-    text = vd.decide_command({**record(), "runs_needed": 13}, frame, "quick", "table2", costs=costs)
+
+    def decide(needed, profile, costs):
+        price = lambda seeds: next_runs.grid_cost(layout, costs)          # noqa: E731  (one seed's layout)
+        return next_runs.decide_command({**record(), "runs_needed": needed}, frame, profile, "table2", layout, price)
+
+    text = decide(13, "quick", costs)
     assert "`olr claims dsp --profile paper --seeds 3` gives every cell at least 15 runs (3 seeds x 5 per seed)" \
         in text
     assert "at the paper's horizon of 10,000 queries" in text and "measured at 2,000 queries" in text
     assert "about 1,350 CPU-seconds" in text                       # 3 seeds x 5 folds x (30 + 60) s
-    twelve = vd.decide_command({**record(), "runs_needed": 12}, frame, "quick", "table2", costs=costs)
+    twelve = decide(12, "quick", costs)
     assert "--seeds 3` gives every cell at least 15 runs" in twelve  # the same mapping for 12 as for 13
-    unknown = vd.decide_command({**record(), "runs_needed": 13}, frame, "paper", "table2", costs={})
+    unknown = decide(13, "paper", {})
     assert "0 CPU-seconds" in unknown and "30 runs of unknown cost not counted" in unknown
     assert "measured at" not in unknown                             # at the paper's profile nothing is extrapolated
 
@@ -178,13 +183,13 @@ def convergence_frames(reference_value):
 def test_a_skyline_below_every_learner_is_named_as_the_problem():
     claim = vd.registry()[("pairrank", "F3-perfect-converges")]
     frame, experiments = convergence_frames(0.385)
-    note = vd.skyline_note(claim, frame, experiments)
+    note = skyline_note(claim, frame, experiments)
     assert "the reference is the problem" in note
     assert "on synth-mslr offline RankNet (trained on every grade) reaches 0.387" in note
     assert "(the lowest, dbgd, 0.400)" in note
     frame, experiments = convergence_frames(0.405)                  # above DBGD: an ordinary skyline
-    assert vd.skyline_note(claim, frame, experiments) == ""
-    assert vd.skyline_note(vd.registry()[("pairrank", "F3-c-over-r")], frame, experiments) == ""
+    assert skyline_note(claim, frame, experiments) == ""
+    assert skyline_note(vd.registry()[("pairrank", "F3-c-over-r")], frame, experiments) == ""
 
 
 def test_a_table_cell_shows_ours_against_the_papers_mean_in_paper_sd():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import re
 
@@ -14,10 +15,11 @@ from ..budget import Plan
 from ..claims import SMALLER, VERDICTS, Claim, judge
 from ..data.registry import find_datasets, resolve_data_dir
 from ..experiments import ResultStore, run_frame, run_grid
+from ..experiments.costs import stored_costs
 from ..experiments.runner import worker_count
 from ..rankers import get_algorithm
 from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
-from .verdict_display import skyline_note
+from .next_runs import TARGET_PROFILE, decide_command, grid_cost
 
 PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "neural": neural_claims, "klrank": klrank_claims,
           "topk": topk_claims}
@@ -106,8 +108,6 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced).
     ``rankers``: methods of your own (``olr claims PAPER --with module:Class``) that join the paper's
     experiments; every claim is then judged with them among the methods, and each gets its own claims."""
-    from ..plan import stored_costs  # (plan imports this module)
-
     records = []
     for ranker in rankers:
         get_algorithm(ranker)                         # a ranker that does not load fails before any run
@@ -191,10 +191,60 @@ def evidence_page(module, claim) -> str:
 def _how_to_decide(paper: str, record: dict, frame: pd.DataFrame | None, profile: str, experiment: str | None = None,
                    data_dir=None, costs: dict | None = None) -> str:
     """The command that gives every cell about ``runs_needed`` runs at the paper's horizon, and its CPU time
-    (:func:`verdict_display.decide_command`)."""
-    from .verdict_display import decide_command
+    (:func:`next_runs.decide_command` on the paper's claim runs at its own profile)."""
+    frozen = None if costs is None else tuple(sorted((kind, tuple(runs)) for kind, runs in costs.items()))
+    price = None if costs is None else functools.partial(_layout_cost, paper, data_dir, frozen=frozen)
+    return decide_command({**record, "paper": paper}, frame, profile, experiment,
+                          claim_layout(paper, TARGET_PROFILE, data_dir, 1), price)
 
-    return decide_command({**record, "paper": paper}, frame, profile, experiment, data_dir, costs)
+
+@functools.cache
+def _layout_cost(paper: str, data_dir, seeds: int | None, frozen: tuple) -> tuple[float, int]:
+    """(CPU seconds, runs of unknown cost) of the paper's claim runs at :data:`TARGET_PROFILE` with ``seeds``
+    seeds, priced once per paper and store costs (``frozen``): every inconclusive claim of a paper asks it."""
+    return grid_cost(claim_layout(paper, TARGET_PROFILE, data_dir, seeds), dict(frozen))
+
+
+@functools.cache
+def claim_layout(paper: str, profile: str, data_dir, seeds: int | None = 1) -> dict:
+    """{(configuration, experiment): specs} of the paper's claims at ``profile`` with ``seeds`` seeds (None: the
+    profile's own), laid out once per process."""
+    with contextlib.redirect_stderr(io.StringIO()):             # (tuning notes: printed once, by the runs)
+        grids = claim_grids(paper, profile, data_dir, seeds)
+    return {(config, name): specs for (_, config, name), specs in grids.items()}
+
+
+SKYLINES = {"offline_ranknet": "offline RankNet (trained on every grade)"}   # references a learner converges to
+
+
+def skyline_note(claim, frame: pd.DataFrame | None, experiments: dict) -> str:
+    """For a claim that a learner converges to a skyline reference (``equivalent`` to a :data:`SKYLINES` method):
+    the data sets on which the reference scores below every online learner of the paper's runs (``experiments``:
+    {name: run frame}, under the claim's users), where the gap measures the reference's shortfall, not the
+    learner's; "" where the reference is above some learner everywhere."""
+    reference, column = claim.args.get("control"), claim.args.get("column", "algorithm")
+    if claim.rule != "equivalent" or reference not in SKYLINES or frame is None or frame.empty:
+        return ""
+    ref = frame[frame[column] == reference].groupby("dataset")[claim.metric].mean()
+    users = set(frame["click_model"]) if "click_model" in frame else None
+    learners = [f[[c for c in ("dataset", "click_model", column, claim.metric) if c in f]]
+                for f in experiments.values() if f is not None and claim.metric in f and column in f]
+    if not learners or ref.empty:
+        return ""
+    runs = pd.concat(learners)
+    runs = runs[(runs[column] != reference) & (runs["click_model"].isin(users) if users else True)]
+    online = runs.groupby(["dataset", column])[claim.metric].mean()
+    notes = []
+    for dataset, value in ref.items():
+        means = online[online.index.get_level_values("dataset") == dataset].droplevel("dataset")
+        if len(means) and (means > value).all():
+            notes.append(f"on {dataset} {SKYLINES[reference]} reaches {value:.3f}, below every online learner "
+                         f"(the lowest, {means.idxmin()}, {means.min():.3f})")
+    if not notes:
+        return ""
+    return ("; the reference is the problem, not the learner: " + "; ".join(notes)
+            + ": a learner that passes its skyline cannot 'converge' to it, and the gap measures how weak the "
+              "reference is there")
 
 
 def failure_cause(record: dict, judged: list[dict], claim: Claim | None = None, inputs: dict | None = None) -> str:
