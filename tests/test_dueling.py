@@ -573,3 +573,64 @@ def test_nsgd_tie_breaker_scores_the_stored_difficult_queries_one_by_one():
         assert ranker._clicked_dcg(theta) == pytest.approx(by_query(theta), rel=1e-12)
     ranker.observe(None, None, None, np.zeros((1, d)), np.array([-1.0]))     # a loser only: no new query
     assert ranker._stacked is not None
+
+
+def _near_tie_case(seed, n=60, d=46, m=12, pairs=30):
+    """Documents in pairs with two features swapped (and some exact copies) under weights equal on the swapped
+    features: equal in exact arithmetic, so their scores differ only by the rounding of the summation order."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.choice([1e-3, 1.0, 1e3], size=d)
+    thetas = rng.normal(size=(m, d))
+    for i in range(0, 2 * pairs, 2):
+        a, b = rng.choice(d, 2, replace=False)
+        X[i + 1] = X[i]
+        X[i + 1, [a, b]] = X[i, [b, a]]
+        thetas[:, b] = thetas[:, a]
+    X[n - 5: n] = X[3]                                                        # exact copies
+    thetas[0] = 0.0                                                           # the start: every score 0
+    return X, thetas, rng.random((m, n))
+
+
+@pytest.mark.parametrize("k", [3, 10, 59, 60, 80])
+def test_blas_rankings_are_the_feature_order_rankings_on_near_ties_and_copies(k):
+    """The compiled rounds rank by BLAS scores where they decide the order and by the feature-order scores where
+    they do not: the top k must be the feature-order scores' top k exactly (ties among copies by key), also
+    where documents differ by the rounding of the summation order alone."""
+    from olr_core.rankers.dueling_compiled import exact_top_rows, first_copies, top_rows
+    from olr_core.rankers.scorers import linear_scores_many
+
+    for seed in range(40):
+        X, thetas, keys = _near_tie_case(seed)
+        copies = first_copies(X)
+        expected = top_rows(linear_scores_many(X, thetas), keys, k)
+        np.testing.assert_array_equal(exact_top_rows(X, thetas, keys, k, copies, True), expected, err_msg=str(seed))
+
+
+def test_blas_multileave_is_the_feature_order_multileave_on_near_ties_and_copies():
+    from olr_core.rankers.dueling_compiled import blas_scores, decided_positions, first_copies
+    from olr_core.rankers.interleaving import _probabilistic_scored
+    from olr_core.rankers.scorers import linear_scores_many
+
+    redone = 0
+    for seed in range(60):
+        X, thetas, noise = _near_tie_case(seed, pairs=3 if seed % 3 else 30)
+        if seed % 2:
+            thetas[0] = thetas[1]                                             # no ranker that ties everywhere
+        draws = np.random.default_rng(seed).random((2, 10))
+        copies = first_copies(X)
+        scores, margin = blas_scores(X, thetas, copies, True)
+        got = _probabilistic_scored(scores, noise, 10, 3.0, draws[0], draws[1])
+        if not decided_positions(scores, got[0], copies, margin):
+            redone += 1
+            got = _probabilistic_scored(linear_scores_many(X, thetas), noise, 10, 3.0, draws[0], draws[1])
+        expected = _probabilistic_scored(linear_scores_many(X, thetas), noise, 10, 3.0, draws[0], draws[1])
+        np.testing.assert_array_equal(got[0], expected[0], err_msg=str(seed))
+        np.testing.assert_array_equal(got[1], expected[1], err_msg=str(seed))
+    assert 0 < redone < 60                              # both ways were taken
+
+
+def test_first_copies_point_each_document_to_its_first_identical_one():
+    from olr_core.rankers.dueling_compiled import first_copies
+
+    X = np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 2.0], [0.0, -0.0], [1.0, 2.5], [1.0, 2.0]])
+    np.testing.assert_array_equal(first_copies(X), [0, 1, 0, 1, 4, 0])      # -0.0 == 0.0: the same score
