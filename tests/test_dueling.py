@@ -634,3 +634,27 @@ def test_first_copies_point_each_document_to_its_first_identical_one():
 
     X = np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 2.0], [0.0, -0.0], [1.0, 2.5], [1.0, 2.0]])
     np.testing.assert_array_equal(first_copies(X), [0, 1, 0, 1, 4, 0])      # -0.0 == 0.0: the same score
+
+
+@pytest.mark.parametrize("theta", ["zero", "random", "nan"])
+def test_protocol_team_draft_from_the_top_rows_is_the_draft_of_the_full_rankings(theta):
+    """The protocol path drafts from each ranking's top ``cutoff`` (insertion top-k of the same draws); the
+    list and the teams must be those of the full rankings of rank_by_scores, ties (theta = 0) and NaN included."""
+    from olr_core.metrics import rank_by_scores
+    from olr_core.rankers.interleaving import team_draft
+
+    fold = load_fold("synth-mq")
+    query = fold.train.query(3)
+    ranker = make_ranker("mgd", n_candidates=6)
+    ranker.start(fold.train, np.random.default_rng(0))
+    ranker.theta = {"zero": np.zeros(fold.n_features), "random": np.random.default_rng(1).normal(size=fold.n_features),
+                    "nan": np.full(fold.n_features, np.nan)}[theta]
+    ranker.propose = lambda q: np.random.default_rng(2).normal(size=(6, fold.n_features))
+    ranker.rng = np.random.default_rng(5)
+    display = ranker.rank(query)
+    rng = np.random.default_rng(5)
+    directions = np.random.default_rng(2).normal(size=(6, fold.n_features))
+    scores = ranker.scorer.scores_many(query.features, np.concatenate([ranker.theta[None], ranker.theta + directions]))
+    shown, team = team_draft(rank_by_scores(scores, rng), ranker.cutoff, rng, ranker.shared_prefix)
+    np.testing.assert_array_equal(display.ranking, shown)
+    np.testing.assert_array_equal(display.info[1], team)
