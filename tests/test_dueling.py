@@ -361,6 +361,7 @@ def test_recent_document_queue_keeps_the_last_r_in_order():
                  "learning_rate": 0.01, "decay": 1.0}, "informational", "every_position", 10),   # the code's MGD-DSP
     ("mgd_dsp", {"multileave": "probabilistic", "credit_samples": 200, "n_candidates": 5, "tau": 2.0},
      "trust_bias+noise=0.1", "after_click", 7),
+    ("mgd_dsp", {"n_candidates": 20}, "navigational", "after_click", 10),     # BLAS scores (BLAS_FROM rankers)
 ])
 def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, click_model, stop_rule, cutoff):
     fold = load_fold("synth-mq")
