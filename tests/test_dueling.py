@@ -119,7 +119,8 @@ def test_alias_tables_draw_exactly_the_team_posterior_including_impossible_teams
 
 
 @pytest.mark.parametrize("identical", [False, True])
-def test_the_compiled_sampled_credit_equals_a_direct_count_of_the_same_draws(identical):
+@pytest.mark.parametrize("clicked", [[0, 2, 5], [3]])       # one click: the histogram shortcut
+def test_the_compiled_sampled_credit_equals_a_direct_count_of_the_same_draws(identical, clicked):
     from olr_core.rankers.interleaving import _alias_tables, pm_outcomes_sampled
 
     rng = np.random.default_rng(11)
@@ -128,15 +129,16 @@ def test_the_compiled_sampled_credit_equals_a_direct_count_of_the_same_draws(ide
         rankings[:] = rankings[0]
     _, post = probabilistic_multileave(rankings, 10, rng)
     clicks = np.zeros(10, dtype=bool)
-    clicks[[0, 2, 5]] = True
+    clicks[clicked] = True
+    c = len(clicked)
     threshold, alias = _alias_tables(post[clicks])
-    draws = np.random.default_rng(1).random((500, 3))
+    draws = np.random.default_rng(1).random((500, c))
     column = (draws * 7).astype(int)
-    slot = np.arange(3)
+    slot = np.arange(c)
     teams = np.where(draws * 7 - column < threshold[slot, column], column, alias[slot, column])
     counts = np.stack([np.bincount(row, minlength=7) for row in teams])
     direct = np.sign(counts - counts[:, :1]).mean(axis=0)
-    np.testing.assert_allclose(pm_outcomes_sampled(post, clicks, 500, np.random.default_rng(1)), direct)
+    np.testing.assert_array_equal(pm_outcomes_sampled(post, clicks, 500, np.random.default_rng(1)), direct)
 
 
 def test_two_ranker_sampled_credit_has_the_distribution_of_the_draw_by_draw_count():
@@ -359,6 +361,7 @@ def test_recent_document_queue_keeps_the_last_r_in_order():
                  "learning_rate": 0.01, "decay": 1.0}, "informational", "every_position", 10),   # the code's MGD-DSP
     ("mgd_dsp", {"multileave": "probabilistic", "credit_samples": 200, "n_candidates": 5, "tau": 2.0},
      "trust_bias+noise=0.1", "after_click", 7),
+    ("mgd_dsp", {"n_candidates": 20}, "navigational", "after_click", 10),     # BLAS scores (BLAS_FROM rankers)
 ])
 def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, click_model, stop_rule, cutoff):
     fold = load_fold("synth-mq")
@@ -571,3 +574,88 @@ def test_nsgd_tie_breaker_scores_the_stored_difficult_queries_one_by_one():
         assert ranker._clicked_dcg(theta) == pytest.approx(by_query(theta), rel=1e-12)
     ranker.observe(None, None, None, np.zeros((1, d)), np.array([-1.0]))     # a loser only: no new query
     assert ranker._stacked is not None
+
+
+def _near_tie_case(seed, n=60, d=46, m=12, pairs=30):
+    """Documents in pairs with two features swapped (and some exact copies) under weights equal on the swapped
+    features: equal in exact arithmetic, so their scores differ only by the rounding of the summation order."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.choice([1e-3, 1.0, 1e3], size=d)
+    thetas = rng.normal(size=(m, d))
+    for i in range(0, 2 * pairs, 2):
+        a, b = rng.choice(d, 2, replace=False)
+        X[i + 1] = X[i]
+        X[i + 1, [a, b]] = X[i, [b, a]]
+        thetas[:, b] = thetas[:, a]
+    X[n - 5: n] = X[3]                                                        # exact copies
+    thetas[0] = 0.0                                                           # the start: every score 0
+    return X, thetas, rng.random((m, n))
+
+
+@pytest.mark.parametrize("k", [3, 10, 59, 60, 80])
+def test_blas_rankings_are_the_feature_order_rankings_on_near_ties_and_copies(k):
+    """The compiled rounds rank by BLAS scores where they decide the order and by the feature-order scores where
+    they do not: the top k must be the feature-order scores' top k exactly (ties among copies by key), also
+    where documents differ by the rounding of the summation order alone."""
+    from olr_core.rankers.dueling_compiled import exact_top_rows, first_copies, top_rows
+    from olr_core.rankers.scorers import linear_scores_many
+
+    for seed in range(40):
+        X, thetas, keys = _near_tie_case(seed)
+        copies = first_copies(X)
+        expected = top_rows(linear_scores_many(X, thetas), keys, k)
+        np.testing.assert_array_equal(exact_top_rows(X, thetas, keys, k, copies, True), expected, err_msg=str(seed))
+
+
+def test_blas_multileave_is_the_feature_order_multileave_on_near_ties_and_copies():
+    from olr_core.rankers.dueling_compiled import blas_scores, decided_positions, first_copies
+    from olr_core.rankers.interleaving import _probabilistic_scored
+    from olr_core.rankers.scorers import linear_scores_many
+
+    redone = 0
+    for seed in range(60):
+        X, thetas, noise = _near_tie_case(seed, pairs=3 if seed % 3 else 30)
+        if seed % 2:
+            thetas[0] = thetas[1]                                             # no ranker that ties everywhere
+        draws = np.random.default_rng(seed).random((2, 10))
+        copies = first_copies(X)
+        scores, margin = blas_scores(X, thetas, copies, True)
+        got = _probabilistic_scored(scores, noise, 10, 3.0, draws[0], draws[1])
+        if not decided_positions(scores, got[0], copies, margin):
+            redone += 1
+            got = _probabilistic_scored(linear_scores_many(X, thetas), noise, 10, 3.0, draws[0], draws[1])
+        expected = _probabilistic_scored(linear_scores_many(X, thetas), noise, 10, 3.0, draws[0], draws[1])
+        np.testing.assert_array_equal(got[0], expected[0], err_msg=str(seed))
+        np.testing.assert_array_equal(got[1], expected[1], err_msg=str(seed))
+    assert 0 < redone < 60                              # both ways were taken
+
+
+def test_first_copies_point_each_document_to_its_first_identical_one():
+    from olr_core.rankers.dueling_compiled import first_copies
+
+    X = np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 2.0], [0.0, -0.0], [1.0, 2.5], [1.0, 2.0]])
+    np.testing.assert_array_equal(first_copies(X), [0, 1, 0, 1, 4, 0])      # -0.0 == 0.0: the same score
+
+
+@pytest.mark.parametrize("theta", ["zero", "random", "nan"])
+def test_protocol_team_draft_from_the_top_rows_is_the_draft_of_the_full_rankings(theta):
+    """The protocol path drafts from each ranking's top ``cutoff`` (insertion top-k of the same draws); the
+    list and the teams must be those of the full rankings of rank_by_scores, ties (theta = 0) and NaN included."""
+    from olr_core.metrics import rank_by_scores
+    from olr_core.rankers.interleaving import team_draft
+
+    fold = load_fold("synth-mq")
+    query = fold.train.query(3)
+    ranker = make_ranker("mgd", n_candidates=6)
+    ranker.start(fold.train, np.random.default_rng(0))
+    ranker.theta = {"zero": np.zeros(fold.n_features), "random": np.random.default_rng(1).normal(size=fold.n_features),
+                    "nan": np.full(fold.n_features, np.nan)}[theta]
+    ranker.propose = lambda q: np.random.default_rng(2).normal(size=(6, fold.n_features))
+    ranker.rng = np.random.default_rng(5)
+    display = ranker.rank(query)
+    rng = np.random.default_rng(5)
+    directions = np.random.default_rng(2).normal(size=(6, fold.n_features))
+    scores = ranker.scorer.scores_many(query.features, np.concatenate([ranker.theta[None], ranker.theta + directions]))
+    shown, team = team_draft(rank_by_scores(scores, rng), ranker.cutoff, rng, ranker.shared_prefix)
+    np.testing.assert_array_equal(display.ranking, shown)
+    np.testing.assert_array_equal(display.info[1], team)

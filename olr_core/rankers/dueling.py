@@ -22,15 +22,14 @@ from collections import deque
 import numpy as np
 
 from ..click_models import compiled_user_arguments
-from ..metrics import rank_by_scores
 from ..params import FLAG, Param, at_least, between, choice, positive
 from .base import BaseRanker, Display
-from .dueling_compiled import CompiledDuels
+from .dueling_compiled import CompiledDuels, top_rows
 from .interleaving import (
+    _team_draft,
     pm_outcomes,
     pm_outcomes_sampled,
     probabilistic_multileave_scored,
-    team_draft,
     team_draft_credit,
 )
 from .projection import DocumentSpace, orthonormal_basis
@@ -83,10 +82,21 @@ class DuelingRanker(BaseRanker):
         thetas = np.concatenate([self.theta[None, :], self.theta + self.step * directions])
         scores = self.scorer.scores_many(query.features, thetas)
         if self.multileave == "team_draft":
-            shown, team = team_draft(rank_by_scores(scores, self.rng), self.cutoff, self.rng, self.shared_prefix)
+            m, n = scores.shape
+            tops = self._tops(scores)
+            length = min(self.cutoff, n)      # team_draft's draws, on rankings cut to what the draft reads
+            shown, team = _team_draft(tops, length, self.rng.random((length, m)), self.shared_prefix, n)
             return Display(shown, info=(directions, team, None))
         shown, posterior = probabilistic_multileave_scored(scores, self.cutoff, self.rng, self.tau)
         return Display(shown, info=(directions, None, posterior))
+
+    def _tops(self, scores: np.ndarray) -> np.ndarray:
+        """The first ``cutoff`` columns of :func:`olr_core.metrics.rank_by_scores` (the same draws), all a team
+        draft reads: a compiled insertion top-k instead of two full sorts (non-finite scores: the sort)."""
+        keys = self.rng.random(scores.shape)
+        if not np.isfinite(scores).all():
+            return np.lexsort((keys, -scores), axis=-1)
+        return top_rows(scores, keys, min(self.cutoff, scores.shape[1]))
 
     def learn(self, query, display, feedback) -> dict:
         clicks = feedback.clicks

@@ -320,15 +320,33 @@ def _team(threshold, alias, i, u):
 
 
 @njit(cache=True)
+def _one_click_signs(threshold, alias, uniforms):
+    """:func:`_mean_sampled_signs` for one clicked slot: a draw credits one team t, so sign(credit_j -
+    credit_0) is +1 for j = t != 0, -1 for every j != 0 when t = 0, else 0; summed over the draws that is
+    hits_j - hits_0 (integers, so exact in any order)."""
+    samples, m = uniforms.shape[0], threshold.shape[1]
+    hits = np.zeros(m, dtype=np.int64)
+    for s in range(samples):
+        hits[_team(threshold, alias, 0, uniforms[s, 0])] += 1
+    total = np.zeros(m)
+    for j in range(1, m):
+        total[j] = hits[j] - hits[0]
+    return total / samples
+
+
+@njit(cache=True)
 def _mean_sampled_signs(threshold, alias, uniforms):
     """For each draw (a row of ``uniforms``, one per clicked slot) the team of each slot by the alias
     method; the mean over draws of sign(credit_j - credit_0) for every ranker j.
 
     A draw credits at most one ranker per clicked slot; every ranker it leaves out scores 0, so its
     sign is sign(-credit_0). The loop adds that common term once per draw and corrects only the
-    credited rankers: O(clicks) per draw instead of O(rankers)."""
+    credited rankers: O(clicks) per draw instead of O(rankers). One click (the common case): the mean is
+    (hits_j - hits_0) / samples, a histogram of the draws' teams (:func:`_one_click_signs`)."""
     samples, c = uniforms.shape
     m = threshold.shape[1]
+    if c == 1:
+        return _one_click_signs(threshold, alias, uniforms)
     total = np.zeros(m)
     common = 0.0
     counts = np.zeros(m, dtype=np.int64)
