@@ -7,7 +7,7 @@ it (it was written for numpy 1.x: ``float()`` of a 1x1 array, which numpy 2 refu
 
     python -m venv ref && ref/bin/pip install "numpy<2" scipy sympy networkx
     python benchmarks/bench_reference.py --reference-dir /path/to/OnlineLearningToRank \
-        --reference-python ref/bin/python [--rounds 2000]
+        --reference-python ref/bin/python [--rounds 1000] [--only PDGD PairRank_C]
 
 or set ``OLR_REFERENCE_DIR`` and ``OLR_REFERENCE_PYTHON`` (then ``python benchmarks/run_all.py reference``).
 A pair whose reference class cannot run is reported as skipped with the error. The reference code also
