@@ -297,3 +297,36 @@ def test_refine_only_adds_certain_orders_implied_by_chains():
     base, _ = plain.certain_pairs(X)
     closed, _ = refined.certain_pairs(X)
     assert (closed >= base).all() and not (closed & closed.T).any()
+
+
+@pytest.mark.parametrize("click_model, stop_rule, cutoff, params", [
+    ("navigational", "after_click", 10, {}),
+    ("informational", "every_position", 10, {"decay": 0.999}),
+    ("perfect", "after_click", 6, {"cutoff": 4}),                         # the gradient's cutoff below the list's
+    ("pbm", "after_click", 10, {}),
+    ("navigational+noise=0.1", "after_click", 10, {"learning_rate": 0.5}),
+    ("ubm+noise=0.2", "after_click", 8, {}),
+])
+def test_compiled_pdgd_rounds_replay_the_protocol_bit_for_bit(click_model, stop_rule, cutoff, params):
+    fold = load_fold("synth-mq")
+    user = make_user(click_model, fold.max_grade, stop_rule=stop_rule)
+    ranker = make_ranker("pdgd", **params)
+    ranker.start(fold.train, np.random.default_rng(0))
+    assert ranker.compiled_rounds(user, fold.train, cutoff) is not None
+    fast = run_online(make_ranker("pdgd", **params), fold, user, 700, seed=3, eval_every=30, cutoff=cutoff)
+    slow = run_online(make_ranker("pdgd", **params), fold, user, 700, seed=3, eval_every=30, cutoff=cutoff,
+                      compiled=False)
+    assert fast.arrays().keys() == slow.arrays().keys()
+    for key, value in fast.arrays().items():
+        np.testing.assert_array_equal(value, slow.arrays()[key], err_msg=key)
+    assert fast.offline_ndcg[-1] != fast.offline_ndcg[0]                 # it learned, so the updates were compared
+
+
+def test_compiled_pdgd_rounds_are_offered_only_for_a_linear_scorer_and_a_kernel_user():
+    fold = load_fold("synth-mq")
+    cascade = make_user("navigational", fold.max_grade)
+    own = LogisticClickUser(tuple(np.ones(fold.n_features)))               # no kernel of its own
+    for ranker, user in [(make_ranker("pdgd", scorer="mlp"), cascade), (make_ranker("neural_pdgd"), cascade),
+                         (make_ranker("pdgd"), own)]:
+        ranker.start(fold.train, np.random.default_rng(0))
+        assert ranker.compiled_rounds(user, fold.train, 10) is None

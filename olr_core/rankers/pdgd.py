@@ -10,6 +10,12 @@ the last click) and ascends
 where R*_ij is the shown list with i and j swapped: the debiasing weight that makes the
 estimated preference unbiased under position bias. The gradient is a sum, not a mean. The
 scorer is linear or an MLP (``scorer="mlp"``).
+
+With a linear scorer and a click model that has a kernel, :class:`CompiledPDGD` plays a block of
+rounds: the block's Gumbel keys and the user's uniforms drawn at once (the same streams, the same
+numbers), each round's scores and gradient product by the very numpy calls of the protocol path
+(so BLAS sums them in the same order), and the sort, the clicks and the pairwise gradient of a
+round in one compiled call (:func:`pdgd_round`).
 """
 
 from __future__ import annotations
@@ -18,9 +24,14 @@ import numpy as np
 from numba import njit
 from scipy.special import expit
 
+from .. import click_models
+from ..click_models import compiled_user_arguments
+from ..kernels import flush_stale_cache
 from ..params import at_least, between, choice, positive
+from . import dueling_compiled
 from .base import BaseRanker, Display
 from .clickpairs import pdgd_pairs
+from .dueling_compiled import _show
 from .scorers import make_scorer, scorer_backward
 
 
@@ -88,6 +99,56 @@ def pdgd_score_gradient(s, clicks, cutoff):
     return out
 
 
+@njit(cache=True)
+def pdgd_round(X, s, gumbel, grades, shown_length, user_draws_t, chain, click_prob, stop_table, exam_table,
+               exam_click_table, epsilon, cutoff, shown_out_t):
+    """One PDGD round once its scores ``s`` of the documents ``X`` are known: the Plackett-Luce list (descending
+    s + Gumbel, stable sort, as :meth:`PDGD.rank`), the user's clicks on its top ``shown_length`` (recorded in
+    ``shown_out_t``); returns the documents' features in shown order and d(objective)/d(score) there
+    (:func:`pdgd_score_gradient`), both empty without a click."""
+    ranking = np.argsort(-(s + gumbel), kind="mergesort")
+    clicked, _ = _show(ranking, len(ranking), shown_length, shown_out_t, grades, user_draws_t, chain, click_prob,
+                       stop_table, exam_table, exam_click_table, epsilon)
+    if not clicked.any():
+        return X[:0], np.empty(0)
+    shown_features = np.empty_like(X)
+    for r in range(len(ranking)):
+        shown_features[r] = X[ranking[r]]
+    return shown_features, pdgd_score_gradient(s[ranking], clicked, cutoff)
+
+
+flush_stale_cache(pdgd_round, click_models, dueling_compiled)
+
+
+class CompiledPDGD:
+    """Plays blocks of rounds of a linear :class:`PDGD` against a click model with a kernel, identical to the
+    protocol path number for number (``tests/test_pairwise.py`` compares the two)."""
+
+    def __init__(self, ranker, user, train, cutoff: int):
+        self.ranker, self.user, self.train, self.cutoff = ranker, user, train, int(cutoff)
+        self.grades = np.ascontiguousarray(train.labels, dtype=np.int64)
+        self.user_arguments = compiled_user_arguments(user)
+
+    def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
+        """One round per query; fills ``shown_out``; PDGD reports no diagnostics."""
+        r, offsets = self.ranker, self.train.offsets
+        lo, hi = offsets[queries], offsets[queries + 1]
+        starts = np.concatenate([[0], np.cumsum(hi - lo)]).tolist()
+        gumbel = -np.log(-np.log(r.rng.random(starts[-1])))      # each round's rng.random(n) of rank, at once
+        user_draws = self.user.draw_rounds(user_rng, len(queries))
+        features, theta, lr = self.train.features, r.theta, r.lr
+        for t, (a, b) in enumerate(zip(lo.tolist(), hi.tolist())):
+            X = features[a:b]
+            shown_features, dscores = pdgd_round(X, X @ theta, gumbel[starts[t]: starts[t + 1]], self.grades[a:b],
+                                                 self.cutoff, user_draws[t], *self.user_arguments, r.cutoff,
+                                                 shown_out[t])
+            if len(dscores):
+                theta = theta + lr * (shown_features.T @ dscores)         # scorer_backward of a linear scorer
+                lr *= r.decay
+        r.theta, r.lr = theta, lr
+        return {}
+
+
 class PDGD(BaseRanker):
     """PDGD with a linear or MLP scorer; learning rate decayed by ``decay`` per update."""
 
@@ -103,6 +164,12 @@ class PDGD(BaseRanker):
         super().start(train, rng)
         self.theta = self.scorer.init(train.n_features, rng)
         self.lr = self.learning_rate
+
+    def compiled_rounds(self, user, train, cutoff: int):
+        """:class:`CompiledPDGD` for a linear scorer and a click model with a kernel; otherwise None."""
+        if type(self) is not PDGD or not self.scorer.linear or compiled_user_arguments(user) is None:
+            return None
+        return CompiledPDGD(self, user, train, cutoff)
 
     def rank(self, query) -> Display:
         s = self.scorer.scores(query.features, self.theta)
