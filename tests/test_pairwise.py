@@ -183,7 +183,7 @@ def test_logistic_user_gives_logistic_pairwise_preferences():
 
 
 def test_pairrank_parameters_are_validated():
-    with pytest.raises(ValueError, match="valid: R, C"):
+    with pytest.raises(ValueError, match="variant='X' is invalid; expected one of R, C"):
         PairRank(variant="X")
     with pytest.raises(ValueError, match="alpha_rule=.magic. is invalid; expected one of constant, theory"):
         make_ranker("pairrank_c", alpha_rule="magic")
