@@ -85,6 +85,22 @@ def test_a_manifest_that_writes_run_sizes_or_names_no_table_is_refused(tmp_path,
         load_pages(tmp_path)
 
 
+@pytest.mark.parametrize("page, paper", [("pairrank_figure6", "pairrank"), ("neural_theory", "neural"),
+                                         ("dsp_figure4", "dsp")])
+def test_figure_pages_plan_exactly_runs_their_claims_judge(page, paper, tmp_path, monkeypatch):
+    """A page and the claims share their runs only if the page's sizes are its claims' experiment's: every run
+    the page plans at the quick profile is one the paper's claims judge (so the book computes it once)."""
+    from olr_book.plan import page_specs
+    from olr_core.experiments.runner import spec_key
+    from olr_core.plan import claim_grids
+
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path))
+    chosen = next(p for p in load_pages(ROOT) if p.name == page)
+    planned = {spec_key(s) for s in page_specs(ROOT, chosen, "quick")}
+    judged = {spec_key(s) for specs in claim_grids(paper, "quick").values() for s in specs}
+    assert planned and planned <= judged
+
+
 def test_importing_olr_core_imports_no_notebook_or_plotting_library():
     """The library, its command line and its experiments need neither papermill nor matplotlib/seaborn."""
     import subprocess
