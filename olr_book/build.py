@@ -226,7 +226,7 @@ def standalone_notebook(name: str, output, profile: str = "quick", overrides: di
                          "name exactly one")
     job = page_job(BuildContext.create(root, profile, data_dir), pages[0], overrides, Path(output).resolve())
     process = PageProcess(job)
-    if process.process.wait() != 0:
+    if process.wait() != 0:
         raise PageFailedError(process.failure())
-    process.folder.cleanup()
+    process.close()
     return Path(job.target)

@@ -211,6 +211,13 @@ class PageProcess:
     def poll(self):
         return self.process.poll()
 
+    def wait(self) -> int:
+        return self.process.wait()
+
+    def close(self) -> None:
+        """Remove the page's log and output (read them first)."""
+        self.folder.cleanup()
+
     def stop(self) -> None:
         """End the page's process (and so its kernel and workers, which watch it) if it still runs."""
         if self.process.poll() is None:
@@ -225,12 +232,12 @@ class PageProcess:
         if self.process.returncode != 0:
             return None
         counts = read_run_log(self.log, store)
-        self.folder.cleanup()
+        self.close()
         return {"seconds": seconds, **counts}
 
     def output_tail(self, lines: int = 30) -> str:
         text = self.output.read_text(errors="replace").splitlines()
-        self.folder.cleanup()
+        self.close()
         return "\n".join(line for line in text[-lines:] if "Kernel is running over TCP" not in line)
 
     def failure(self) -> str:

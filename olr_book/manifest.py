@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -50,8 +51,6 @@ class Parameter:
 
 def declared_parameters(notebook: Path) -> dict[str, Parameter]:
     """The assignments of the notebook's cell tagged ``parameters`` (``name = literal  # help``), in order."""
-    import json
-
     cells = [c for c in json.loads(notebook.read_text())["cells"]
              if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(cells) != 1:
