@@ -28,8 +28,8 @@ from ..rankers import (
 )
 from ..users import STOP_RULES, check_user_name, external_user, feedback_of_user, is_click_model_name
 
-PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "plan.py",
-                     "quarantine.py", "names.py", "budget.py"}      # (the book driver is olr_book, outside)
+PRESENTATION_ONLY = {"cli.py", "book.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py",
+                     "quarantine.py", "browsercheck.py", "names.py", "budget.py"}
 
 
 @functools.lru_cache(maxsize=1)
