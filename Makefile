@@ -43,7 +43,7 @@ browser-test: env mathjax
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
-	$(BIN)/python -m olr_core.browsercheck _build/html --screenshots _build/screenshots
+	$(BIN)/python -m olr_book.browsercheck _build/html --screenshots _build/screenshots
 
 # The graded assignments: student notebooks (to hand out) and autograders (private) in _build/assignments,
 # from the solution notebooks in assignments/ (otter-grader's Otter Assign); grade with 'olr course grade DIR'.

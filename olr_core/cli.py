@@ -237,13 +237,15 @@ def cmd_store_import(args) -> int:
 
 
 def cmd_book(args) -> int:
-    from .book import PageFailedError, build_book, list_pages
+    from olr_book.build import build_book
+    from olr_book.execute import PageFailedError
+    from olr_book.manifest import list_pages, project_root
 
     if args.list:
-        print(list_pages())
+        print(list_pages(project_root()))
         return 0
     if args.plan:
-        from .plan import book_plan
+        from olr_book.plan import book_plan
 
         print(book_plan(args.profile, args.only, args.data_dir, args.cores))
         return 0
@@ -286,7 +288,8 @@ def cmd_fit(args) -> int:
 
 
 def cmd_notebook(args) -> int:
-    from .book import PageFailedError, standalone_notebook
+    from olr_book.build import standalone_notebook
+    from olr_book.execute import PageFailedError
 
     try:
         path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
@@ -302,7 +305,8 @@ def cmd_course(args) -> int:
     """Build the assignments (student notebooks and autograders) or grade a folder of submissions."""
     from pathlib import Path
 
-    from .book import project_root
+    from olr_book.manifest import project_root
+
     from .course import Limits, build_assignments, grade_submissions, totals
 
     root = project_root()

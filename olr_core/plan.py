@@ -70,34 +70,30 @@ def _recording(collected: list, data_dir):
         experiments.run_grid, runner.run_grid, verdicts.claim_records = saved
 
 
-def page_specs(root: Path, entry: dict, profile: str, data_dir: str | None = None) -> list:
-    """The run specs a book page would compute at ``profile``: its code cells are executed in this process up
-    to its last statement that runs a grid (or judges claims), with the page's parameters and those calls
-    recording their specs instead of running them; a statement that fails (e.g. reading a run not yet stored)
-    is skipped. [] for a page that stores no runs."""
+def page_specs(notebook: Path, values: dict) -> list:
+    """The run specs a book page would compute with the parameters ``values``: its code cells are executed in
+    this process (in the notebook's folder) up to its last statement that runs a grid (or judges claims), with
+    ``values`` set after its parameters cell and those calls recording their specs instead of running them; a
+    statement that fails (e.g. reading a run not yet stored) is skipped. [] for a page that stores no runs."""
     import nbformat
 
-    from .book import parameters_for
-
-    cells = [c for c in nbformat.read(root / "notebooks" / entry["notebook"], as_version=4).cells
-             if c.cell_type == "code"]
+    cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
     trees = [ast.parse("\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith(("%", "!"))))
              for c in cells]
     names = _grid_functions(trees)
     last = max((i for i, tree in enumerate(trees) if _grid_statements(tree, names)), default=-1)
     collected, namespace = [], {"__name__": "__olr_plan__"}
-    values = {**parameters_for(entry, profile), **({"data_dir": data_dir} if data_dir else {})}
     previous = os.getcwd()
-    with _recording(collected, data_dir), contextlib.redirect_stdout(io.StringIO()), \
+    with _recording(collected, None), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        os.chdir(root / "notebooks")
+        os.chdir(notebook.parent)
         try:
             for cell, tree in zip(cells[:last + 1], trees[:last + 1]):
                 marks = _grid_statements(tree, names)
                 for stmt in tree.body[: marks[-1] + 1] if marks else tree.body:
                     try:
-                        exec(compile(ast.Module([stmt], []), f"<{entry['notebook']}>", "exec"), namespace)
+                        exec(compile(ast.Module([stmt], []), f"<{notebook.name}>", "exec"), namespace)
                     except Exception:           # noqa: BLE001  (a later statement may still name runs)
                         pass
                 if "parameters" in cell.metadata.get("tags", []):
@@ -158,19 +154,6 @@ def format_plan(rows: list[dict], what: str, cores: int) -> str:
                  f"~{_hours(wall)} wall on {cores} core(s)"
                  + (f"; {unknown:,} run(s) of unknown cost not counted" if unknown else ""))
     return "\n".join(lines)
-
-
-def book_plan(profile: str, only: str | None = None, data_dir=None, cores: int | None = None,
-              store: ResultStore | None = None) -> str:
-    """``olr book --plan``: per page of the manifest (or those ``only`` names), the runs it would compute."""
-    from .book import _book_environment, load_manifest, page_name, select_entries
-
-    root = _book_environment(data_dir)                 # the book's store and data, as 'olr book' finds them
-    data_dir = None if data_dir is None else os.environ["OLR_DATA_DIR"]
-    entries = select_entries(load_manifest(root), only)
-    groups = {page_name(e): page_specs(root, e, profile, data_dir) for e in entries}
-    rows = plan_groups(groups, store or ResultStore(), data_dir)
-    return format_plan(rows, f"olr book --profile {profile}", cores or os.cpu_count() or 1)
 
 
 def claims_plan(paper: str | None, profile: str, data_dir=None, cores: int | None = None, seeds: int | None = None,

@@ -4,24 +4,113 @@ from pathlib import Path
 
 import pytest
 
-from olr_core.book import PROFILES, load_manifest, parameters_for
+from olr_book.manifest import PROFILES, is_run_size, load_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_manifest_lists_every_notebook_with_both_profiles():
-    entries = load_manifest(ROOT)
-    listed = {e["notebook"] for e in entries}
+    pages = load_pages(ROOT)
+    listed = {p.notebook for p in pages}
     on_disk = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
     assert listed == on_disk
-    for entry in entries:
-        nb = json.loads((ROOT / "notebooks" / entry["notebook"]).read_text())
+    for page in pages:
+        nb = json.loads(page.path.read_text())
         params_cell = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
-        assert len(params_cell) == 1, entry["notebook"]
+        assert len(params_cell) == 1, page.notebook
         names = {line.split("=")[0].strip() for line in "".join(params_cell[0]["source"]).splitlines()
                  if "=" in line and not line.startswith("#")}
         for profile in PROFILES:
-            assert set(parameters_for(entry, profile)) <= names, (entry["notebook"], profile)
+            assert set(page.parameters(profile)) <= names, (page.notebook, profile)
+
+
+def test_run_sizes_are_written_in_the_profiles_tables_only():
+    """No seeds or rounds number in the manifest or a parameters cell: each page names a PROFILES experiment,
+    its parameters cell leaves the sizes at None, and a cell of its own resolves them when no book sets them."""
+    import yaml
+
+    manifest = yaml.safe_load((ROOT / "notebooks" / "manifest.yml").read_text())["notebooks"]
+    for entry in manifest:
+        for values in (entry.get("common") or {}, *(v or {} for v in entry["profiles"].values())):
+            assert not [k for k in values if is_run_size(k)], entry["notebook"]
+    for page in load_pages(ROOT):
+        sizes = [name for name in page.declared if is_run_size(name)]
+        assert all(page.declared[name].default is None for name in sizes), page.notebook
+        if not sizes:
+            continue
+        assert page.sizes and "profile" in page.declared, page.notebook
+        cells = json.loads(page.path.read_text())["cells"]
+        resolving = ["".join(c["source"]) for c in cells if "run-sizes" in c.get("metadata", {}).get("tags", [])]
+        assert len(resolving) == 1 and f"page_sizes({page.name!r}, profile" in resolving[0], page.notebook
+        assert all(f"{name}={name}" in resolving[0] for name in sizes), page.notebook
+        for profile in PROFILES:
+            assert all(isinstance(page.parameters(profile)[name], int) or page.parameters(profile)[name] is None
+                       for name in sizes), (page.notebook, profile)
+
+
+def test_page_sizes_fill_in_only_the_sizes_left_at_none(monkeypatch):
+    from olr_book import page_sizes
+    from olr_core.reproductions import dsp_claims, klrank_claims
+
+    monkeypatch.chdir(ROOT / "notebooks")
+    tiny, quick = dsp_claims.PROFILES["tiny"]["figures"], dsp_claims.PROFILES["quick"]["figures"]
+    assert page_sizes("dsp_figure3", "tiny", seeds=None, rounds=None) == (tiny["seeds"], tiny["rounds"])
+    assert page_sizes("dsp_figure3", "quick", seeds=2, rounds=None) == (2, quick["rounds"])
+    assert klrank_claims.PROFILES["quick"]["table2"]["rounds"] is None                # the whole stream, kept
+    assert page_sizes("klrank_table2", "quick", seeds=None, rounds=None) == (5, None)
+    with pytest.raises(ValueError, match="unknown profile 'huge'"):
+        page_sizes("dsp_figure3", "huge", seeds=None)
+    with pytest.raises(ValueError, match="'nope' is no page"):
+        page_sizes("nope", "tiny", seeds=None)
+
+
+@pytest.mark.parametrize("entry, named", [
+    ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {seeds: 3}, paper: {}}}",
+     "sets ['seeds']: run sizes come from its sizes 'dsp.main' only"),
+    ("{notebook: p.ipynb, sizes: dsp.mian, profiles: {quick: {}, paper: {}}}", "has no experiment 'mian'"),
+    ("{notebook: p.ipynb, sizes: nobody.main, profiles: {quick: {}, paper: {}}}", "names no paper"),
+    ("{notebook: p.ipynb, profiles: {quick: {}, paper: {}}}", "run-size parameters ['seeds', 'rounds']"),
+    ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {seedz: 1}, paper: {}}}", "sets ['seedz']"),
+])
+def test_a_manifest_that_writes_run_sizes_or_names_no_table_is_refused(tmp_path, entry, named):
+    import nbformat
+
+    (tmp_path / "notebooks").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("profile = 'tiny'\nseeds = None\nrounds = None\nfolds = [1]",
+                                          metadata={"tags": ["parameters"]})]
+    nbformat.write(nb, tmp_path / "notebooks" / "p.ipynb")
+    (tmp_path / "notebooks" / "manifest.yml").write_text(f"notebooks:\n  - {entry}\n")
+    with pytest.raises(ValueError, match=re.escape(named)):
+        load_pages(tmp_path)
+
+
+@pytest.mark.parametrize("page, paper", [("pairrank_figure6", "pairrank"), ("neural_theory", "neural"),
+                                         ("dsp_figure4", "dsp")])
+def test_figure_pages_plan_exactly_runs_their_claims_judge(page, paper, tmp_path, monkeypatch):
+    """A page and the claims share their runs only if the page's sizes are its claims' experiment's: every run
+    the page plans at the quick profile is one the paper's claims judge (so the book computes it once)."""
+    from olr_book.plan import page_specs
+    from olr_core.experiments.runner import spec_key
+    from olr_core.plan import claim_grids
+
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path))
+    chosen = next(p for p in load_pages(ROOT) if p.name == page)
+    planned = {spec_key(s) for s in page_specs(ROOT, chosen, "quick")}
+    judged = {spec_key(s) for specs in claim_grids(paper, "quick").values() for s in specs}
+    assert planned and planned <= judged
+
+
+def test_importing_olr_core_imports_no_notebook_or_plotting_library():
+    """The library, its command line and its experiments need neither papermill nor matplotlib/seaborn."""
+    import subprocess
+    import sys
+
+    code = ("import sys, olr_core, olr_core.cli, olr_core.experiments, olr_core.claims, olr_core.plan, "
+            "olr_core.reproductions.verdicts; "
+            "print(sorted(m for m in ('papermill', 'matplotlib', 'seaborn', 'nbformat') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_notebooks_are_committed_without_outputs():
@@ -44,7 +133,7 @@ def test_every_toc_file_exists():
 
 def test_unknown_profile():
     with pytest.raises(ValueError, match="valid: quick, paper"):
-        parameters_for(load_manifest(ROOT)[0], "huge")
+        load_pages(ROOT)[0].parameters("huge")
 
 
 @pytest.fixture
@@ -79,7 +168,7 @@ def test_one_page_reexecutes_with_the_readers_parameters(book_copy):
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if cell["cell_type"] == "code":
-            assert ("remove-cell" in tags) == bool({"parameters", "injected-parameters"} & set(tags))
+            assert ("remove-cell" in tags) == bool({"parameters", "injected-parameters", "run-sizes"} & set(tags))
             assert "remove-cell" in tags or "hide-input" in tags
     # the shared results store: 6 algorithms x 3 users x 3 seeds, as the text says and as the code ran
     assert len(list((book_copy / "results").glob("*/*.npz"))) == 6 * 3 * 3 * 2
@@ -113,15 +202,16 @@ def test_standalone_notebook_and_page_listing(book_copy, capsys):
     capsys.readouterr()
     assert main(["book", "--list"]) == 0
     listing = capsys.readouterr().out
-    assert "dsp_table2" in listing and "seeds            default 1" in listing and "paper 3" in listing
+    assert "dsp_table2" in listing and "paper 3" in listing
+    assert re.search(r"\n  seeds +default \(profile's: tiny 1\) +quick 1 +paper 3\n", listing)
 
 
 def test_parameter_types_follow_the_defaults():
-    from olr_core.book import _fits
+    from olr_book.manifest import fits
 
-    assert _fits(3, 1) and not _fits(3.5, 1) and _fits(3, 0.5) and not _fits(True, 1)
-    assert _fits(["a"], ["synth-mq"]) and not _fits([1], ["synth-mq"]) and _fits([], ["x"])
-    assert _fits("/data", None) and not _fits("x", [1])
+    assert fits(3, 1) and not fits(3.5, 1) and fits(3, 0.5) and not fits(True, 1)
+    assert fits(["a"], ["synth-mq"]) and not fits([1], ["synth-mq"]) and fits([], ["x"])
+    assert fits("/data", None) and not fits("x", [1])
 
 
 def test_the_student_edition_hides_solutions_and_unknown_editions_are_refused(tmp_path):
@@ -129,10 +219,10 @@ def test_the_student_edition_hides_solutions_and_unknown_editions_are_refused(tm
 
     import yaml
 
-    from olr_core.book import _student_config, build_book
+    from olr_book.build import build_book, student_config
 
     shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
-    config = yaml.safe_load(_student_config(tmp_path).read_text())
+    config = yaml.safe_load(student_config(tmp_path).read_text())
     assert config["sphinx"]["config"]["hide_solutions"] is True
     # no page sources either: a page's source holds the solutions the edition hides
     assert config["sphinx"]["config"]["html_copy_source"] is False and config["html"]["use_download_button"] is False
@@ -145,19 +235,19 @@ def test_relative_data_and_results_paths_reach_the_kernels_as_absolute_paths(mon
     """Kernels run in other directories: a relative OLR_DATA_DIR would silently find no real data there."""
     import os
 
-    from olr_core import book
-    from olr_core.book import _book_environment
+    from olr_book.execute import BuildContext
 
-    monkeypatch.setattr(book, "project_root", lambda: tmp_path)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("OLR_DATA_DIR", "data")
     monkeypatch.setenv("OLR_RESULTS_DIR", "store")
-    _book_environment(None)
-    assert os.environ["OLR_DATA_DIR"] == str(tmp_path / "data")
-    assert os.environ["OLR_RESULTS_DIR"] == str(tmp_path / "store")
-    _book_environment("./data")
-    assert os.environ["OLR_DATA_DIR"] == str(tmp_path / "data")
+    context = BuildContext.create(tmp_path, "quick")
+    assert context.environment()["OLR_DATA_DIR"] == str(tmp_path / "data")
+    assert context.environment()["OLR_RESULTS_DIR"] == str(tmp_path / "store")
+    monkeypatch.delenv("OLR_DATA_DIR")
+    given = BuildContext.create(tmp_path, "quick", "./data")      # --data-dir: the one value the kernels see
+    assert given.data_dir == given.environment()["OLR_DATA_DIR"] == str(tmp_path / "data")
+    assert "data_dir" not in given.environment() and "OLR_DATA_DIR" not in os.environ
 
 
 def _glued_keys(notebook: Path) -> tuple[set, list]:
@@ -195,7 +285,7 @@ def test_every_cross_page_glue_reference_names_a_glued_key_with_a_format():
 def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monkeypatch):
     """The driver counts each page's runs (the store logs computed and reused ones) and writes the table the
     Execution statistics page includes: seconds and run counts per page, and totals."""
-    from olr_core.book import read_run_log, record_build, record_execution, write_execution_page
+    from olr_book.stats import read_run_log, record_build, record_execution, write_execution_page
     from olr_core.experiments import ResultStore, expand_grid, run_grid
 
     (tmp_path / "notebooks").mkdir()
@@ -210,13 +300,15 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert (first["computed"], first["reused"], second["computed"], second["reused"]) == (2, 0, 0, 2)
     assert {label for label, _, _ in first["costliest"]} == {"random on synth-mq, 10 rounds",
                                                              "oracle on synth-mq, 10 rounds"}
-    assert first["run_seconds"] == round(sum(s for _, _, s in first["costliest"]), 1)
+    # each kind's seconds and the total are rounded to 0.1 s apart: they agree within 0.05 s per rounding
+    kinds = first["costliest"]
+    assert first["run_seconds"] == pytest.approx(sum(s for _, _, s in kinds), abs=0.05 * (len(kinds) + 1))
     assert second["run_seconds"] == 0 and second["costliest"] == []
-    entries = load_manifest(ROOT)
-    record_execution(tmp_path, entries[0], "quick", {"seeds": 1, "jobs": 2}, 12.3, first)
-    record_execution(tmp_path, entries[1], "quick", {"seeds": 2}, 30.0, second)
-    table = write_execution_page(tmp_path).read_text()
-    first_page, second_page = (Path(e["notebook"]).stem for e in entries[:2])
+    order = [page.name for page in load_pages(ROOT)]
+    first_page, second_page = order[:2]
+    record_execution(tmp_path, first_page, "quick", {"seeds": 1, "jobs": 2}, 12.3, first)
+    record_execution(tmp_path, second_page, "quick", {"seeds": 2}, 30.0, second)
+    table = write_execution_page(tmp_path, order).read_text()
     # links are doc roles from the source root: the table is included into book/execution.md,
     # and the executed pages are book/generated/PAGE
     first_link, second_link = (f"{{doc}}`{p} </book/generated/{p}>`" for p in (first_page, second_page))
@@ -228,17 +320,18 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert "cores, Python" in table
     assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
     record_build(tmp_path, 2, 2, 30.0)
-    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time;" in write_execution_page(tmp_path).read_text()
+    written = write_execution_page(tmp_path, order).read_text()
+    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time;" in written
     record_build(tmp_path, 2, 2, 30.0, compile_seconds=16.4)
     assert ("in 0.5 minutes of wall time (its first 16 s readying numba's shared kernels: compiled on a fresh "
             "checkout, else loaded);"
-            in write_execution_page(tmp_path).read_text())
+            in write_execution_page(tmp_path, order).read_text())
 
 
 def test_the_provenance_box_never_splits_a_sentence_from_what_it_introduces():
     import nbformat
 
-    from olr_core.book import provenance_position
+    from olr_book.execute import provenance_position
 
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     assert provenance_position([md("# Page\n\nIntro."), code("x"), md("## A")]) == 1
@@ -262,7 +355,8 @@ def _timing_notebook(path: Path, body: str) -> None:
 def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, monkeypatch):
     """Three pages, two at a time: b waits for a, c waits for nobody; so a and c start together and b only
     after a has ended. Each page records when it started and ended."""
-    from olr_core.book import execute_pages, load_manifest
+    from olr_book.build import execute_pages
+    from olr_book.execute import BuildContext
 
     (tmp_path / "_config.yml").write_text("title: t\n")
     (tmp_path / "notebooks").mkdir()
@@ -276,7 +370,7 @@ def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, 
         "  - {notebook: b.ipynb, after: [a], profiles: {quick: {seconds: 0.5}, paper: {}}}\n"
         "  - {notebook: c.ipynb, profiles: {quick: {seconds: 3.0}, paper: {}}}\n")
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
-    done = execute_pages(tmp_path, load_manifest(tmp_path), "quick", {}, None, at_once=2)
+    done = execute_pages(BuildContext.create(tmp_path, "quick"), load_pages(tmp_path), {}, at_once=2)
     assert set(done) == {"a", "b", "c"} and all(d["computed"] == 0 for d in done.values())
     times = {n: [float(x) for x in (tmp_path / "notebooks" / f"{n}.txt").read_text().split()] for n in "abc"}
     assert times["c"][0] < times["a"][1] and times["a"][0] < times["c"][1]      # a and c overlapped
@@ -285,7 +379,8 @@ def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, 
 
 
 def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch, capsys):
-    from olr_core.book import PageFailedError, execute_pages, load_manifest, page_dependencies
+    from olr_book.build import execute_pages, page_dependencies
+    from olr_book.execute import BuildContext, PageFailedError
 
     (tmp_path / "_config.yml").write_text("title: t\n")
     (tmp_path / "notebooks").mkdir()
@@ -296,14 +391,14 @@ def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch, 
         "  - {notebook: bad.ipynb, profiles: {quick: {}, paper: {}}}\n"
         "  - {notebook: later.ipynb, after: all, profiles: {quick: {}, paper: {}}}\n")
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
-    entries = load_manifest(tmp_path)
-    assert page_dependencies(entries) == {"bad": set(), "later": {"bad"}}
+    pages, context = load_pages(tmp_path), BuildContext.create(tmp_path, "quick")
+    assert page_dependencies(pages) == {"bad": set(), "later": {"bad"}}
     with pytest.raises(PageFailedError, match="page bad failed") as failed:
-        execute_pages(tmp_path, entries, "quick", {}, None, at_once=2)
+        execute_pages(context, pages, {}, at_once=2)
     assert "the planted fault" in str(failed.value)
     assert not (tmp_path / "notebooks" / "ran.txt").exists()
     with pytest.raises(ValueError, match="--pages-at-once=0 is invalid"):
-        execute_pages(tmp_path, entries, "quick", {}, None, at_once=0)
+        execute_pages(context, pages, {}, at_once=0)
     from olr_core.cli import main
 
     monkeypatch.chdir(tmp_path)
@@ -311,8 +406,10 @@ def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch, 
     assert main(["book", "--no-build"]) == 1                 # from the command line: the error, not a traceback
     err = capsys.readouterr().err
     assert err.startswith("olr: error: page bad failed") and "the planted fault" in err
+    manifest = tmp_path / "notebooks" / "manifest.yml"
+    manifest.write_text(manifest.read_text().replace("after: all", "after: [nope]"))
     with pytest.raises(ValueError, match="later.ipynb waits for \\['nope'\\]"):
-        page_dependencies([entries[0], {**entries[1], "after": ["nope"]}])
+        load_pages(tmp_path)
 
 
 def test_every_page_that_reads_tuned_parameters_waits_for_the_tuning_pages():
@@ -320,10 +417,9 @@ def test_every_page_that_reads_tuned_parameters_waits_for_the_tuning_pages():
     is still choosing them: a page that reads the PairRank chapter's tuning (its own notebook, or through the
     head-to-head grids or the claims) waits for pairrank_tuning, directly or through the pages it waits for,
     and one that reads the neural chapter's for neural_tuning too."""
-    from olr_core.book import page_dependencies
+    from olr_book.build import page_dependencies
 
-    entries = load_manifest(ROOT)
-    waits = page_dependencies(entries)
+    waits = page_dependencies(load_pages(ROOT))
 
     def closure(page):
         seen, todo = set(), [page]
@@ -348,7 +444,7 @@ def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_the
     import subprocess
     import sys
 
-    from olr_core.book import compile_shared_kernels
+    from olr_book.build import compile_shared_kernels
     from olr_core.rankers.dueling_compiled import compile_rounds
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))        # an empty cache: only the warm-up can fill it

@@ -114,7 +114,7 @@ def test_a_run_missing_from_the_zip_is_refused(store, tmp_path):
 
 
 def test_the_provenance_note_names_the_bundle_a_page_read(store, tmp_path, monkeypatch):
-    from olr_core.book import imported_runs_note
+    from olr_book.execute import imported_runs_note
 
     bundle = tmp_path / "dsp-paper.olrbundle"
     bundles.export_bundle(store, bundle, store.keys()[:4], profile="paper")

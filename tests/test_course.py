@@ -192,7 +192,7 @@ def test_the_cli_builds_and_grades(built, tmp_path, capsys):
 
 
 def test_importing_olr_core_does_not_import_the_grader():
-    code = "import sys, olr_core.cli, olr_core.book, olr_core.course; print('otter' in sys.modules)"
+    code = "import sys, olr_core.cli, olr_book.build, olr_core.course; print('otter' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           check=True).stdout.strip() == "False"
 

@@ -325,7 +325,7 @@ def faulty_book(tmp_path, monkeypatch):
 
 
 def test_a_failed_only_page_leaves_the_built_page_unchanged(faulty_book, capsys, monkeypatch):
-    monkeypatch.setattr("olr_core.book.compile_shared_kernels", lambda: 0.0)     # (no kernels on this page)
+    monkeypatch.setattr("olr_book.build.compile_shared_kernels", lambda: 0.0)     # (no kernels on this page)
     assert main(["book", "--only", "bad", "-p", "seconds=13", "--no-build"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("olr: error: page bad failed") and "KeyError: 'the planted fault'" in err

@@ -1,6 +1,6 @@
 """The checks ``olr book`` runs over the built pages, on small hand-made pages."""
 
-from olr_core.htmlcheck import SCRIPT_BUDGET_BYTES, check_book, check_page
+from olr_book.htmlcheck import SCRIPT_BUDGET_BYTES, check_book, check_page
 
 GOOD = """<html><head><script src="../../_static/doctools.js"></script>
 <script src="../../_static/../mathjax/tex-chtml.js"></script></head><body>

@@ -60,18 +60,18 @@ def _notebook(root, cells):
                 *[nbformat.v4.new_code_cell(c) for c in cells[1:]]]
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, root / "notebooks" / "page.ipynb")
-    return {"notebook": "page.ipynb", "profiles": {"quick": {"seeds": 2}, "paper": {"seeds": 3}}}
+    return root / "notebooks" / "page.ipynb"
 
 
 def test_page_specs_follow_the_pages_own_grid_functions_and_stop_after_the_last(tmp_path):
-    entry = _notebook(tmp_path, [
+    notebook = _notebook(tmp_path, [
         "seeds = 1\nrounds = 30",
         "from olr_core.experiments import expand_grid, run_grid\n"
         "def run(algorithm):\n    return run_grid(expand_grid({'algorithms': [algorithm], 'rounds': rounds, "
         "'seeds': seeds}))\n",
         "run('random')\nprint(undefined_name)\nrun('oracle')\nraise SystemExit('after the last grid: never run')",
         "raise SystemExit('a cell after the last grid: never run')"])
-    specs = page_specs(tmp_path, entry, "paper")
+    specs = page_specs(notebook, {"seeds": 3})
     assert [(s.algorithm, s.seed, s.rounds) for s in specs] == [("random", 0, 30), ("random", 1, 30),
                                                                 ("random", 2, 30), ("oracle", 0, 30),
                                                                 ("oracle", 1, 30), ("oracle", 2, 30)]

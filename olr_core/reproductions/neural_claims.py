@@ -23,9 +23,14 @@ PAPER_RUNS = "10 runs, 5,000 queries"
 QUICK_DATA = {"datasets": [], "real_datasets": ["mq2008"], "fallback": "synth-mq-5g"}
 PAPER_DATA = {"datasets": ["synth-mslr"], "real_datasets": ["mq2008", "mslr-web10k", "yahoo"],
               "fallback": "synth-mslr"}
-PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200}},
-            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 5, "rounds": 2000}},
-            "paper": {"main": {"seeds": 10, "rounds": 5000, **PAPER_DATA}, "theory": {"seeds": 5, "rounds": 10000}}}
+# Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
+# take theirs from here too (notebooks/manifest.yml names the experiment; tuning and ablation: pages only).
+PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200},
+                     "tuning": {"seeds": 1, "rounds": 60}, "ablation": {"seeds": 1, "rounds": 60}},
+            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 5, "rounds": 2000},
+                      "tuning": {"seeds": 1, "rounds": 500}, "ablation": {"seeds": 5, "rounds": 500}},
+            "paper": {"main": {"seeds": 10, "rounds": 5000, **PAPER_DATA}, "theory": {"seeds": 5, "rounds": 10000},
+                      "tuning": {"seeds": 1, "rounds": 2000}, "ablation": {"seeds": 5, "rounds": 2000}}}
 MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
 THEORY_DATASET, THEORY_USER = worlds.NETWORK_DATA, worlds.NETWORK_USER
 CONFIGS = ("text",)

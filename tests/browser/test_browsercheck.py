@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from olr_core import browsercheck
+from olr_book import browsercheck
 
 pytestmark = pytest.mark.skipif(not (Path(browsercheck.CHROMIUM).exists() and Path(browsercheck.CHROMEDRIVER).exists()),
                                 reason="needs /usr/bin/chromium and /usr/bin/chromedriver (make browser-test)")

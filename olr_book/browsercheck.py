@@ -1,6 +1,6 @@
 """The built book checked in a real browser (headless Chromium from Debian's packages, driven by Selenium).
 
-``python -m olr_core.browsercheck _build/html`` (``make browser-test``) opens every page and reports:
+``python -m olr_book.browsercheck _build/html`` (``make browser-test``) opens every page and reports:
 
 - a JavaScript console error, a request that failed, or one that leaves the machine (every URL must
   be ``file:`` or ``data:``);

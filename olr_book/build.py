@@ -1,0 +1,232 @@
+"""``olr book``: execute the manifest's pages (side by side, each in its own process), then build the book.
+
+Executed notebooks go to ``book/generated/``, each with a box stating the profile and parameters that
+produced it; Jupyter Book then compiles them with the narrative chapters, warnings as errors, and the built
+pages are checked (:mod:`olr_book.htmlcheck`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from .execute import BuildContext, PageFailedError, PageJob, PageProcess
+from .manifest import Page, load_pages, planned_parameters, project_root, select_pages
+from .stats import record_build, record_execution, write_execution_page
+
+EDITIONS = ("instructor", "student")
+STUDENT_ASSIGNMENTS = Path("_build") / "assignments_public"      # the zips the course page links for download
+
+
+def default_pages_at_once() -> int:
+    """Pages executed side by side: two on a machine with two or more cores (one page's single-threaded
+    stretches, such as its kernel start, plots and summaries, then overlap another's runs), else one."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def page_dependencies(pages: list[Page]) -> dict[str, set[str]]:
+    """Each page -> the pages it waits for: the manifest's ``after`` (pages whose stored runs or tuning choices
+    it reads: it must neither compute their runs a second time beside them nor run before their choices are
+    made)."""
+    return {page.name: set(page.after) for page in pages}
+
+
+def page_job(context: BuildContext, page: Page, overrides: dict | None = None, target: Path | None = None) -> PageJob:
+    """The page's job at the context's profile, its parameters checked (names, types, ranges)."""
+    params = planned_parameters(Path(context.root), page, context.profile, overrides)
+    target = target or Path(context.root) / "book" / "generated" / page.notebook
+    return PageJob(context, page.name, page.notebook, params, dict(overrides or {}), str(target))
+
+
+class Build:
+    """The pages of one build and their queues: pending, running (at most ``at_once``), finished. A page never
+    runs beside one it waits for; a failing page stops the build (no new page starts, the running ones finish)."""
+
+    def __init__(self, context: BuildContext, jobs: list[PageJob], waits: dict[str, set[str]], at_once: int):
+        if not isinstance(at_once, int) or isinstance(at_once, bool) or at_once < 1:
+            raise ValueError(f"option --pages-at-once={at_once!r} is invalid; use a positive count (default 2)")
+        chosen = {job.page for job in jobs}
+        self.context, self.at_once = context, at_once
+        self.waits = {job.page: waits.get(job.page, set()) & chosen for job in jobs}
+        self.pending, self.running, self.finished = list(jobs), {}, {}
+        self.failure: tuple[str, str] | None = None
+
+    def run(self) -> dict[str, dict]:
+        """Execute every page; returns each page's seconds and run counts."""
+        try:
+            while self.running or (self.pending and self.failure is None):
+                self._start_ready()
+                time.sleep(0.1)
+                self._collect_ended()
+        finally:
+            for process in self.running.values():      # interrupted (or failed): no page goes on without us
+                process.stop()
+        if self.failure:
+            raise PageFailedError(f"page {self.failure[0]} failed; the build stopped there. What it printed last:\n"
+                                  f"{self.failure[1]}")
+        return self.finished
+
+    def _start_ready(self) -> None:
+        while len(self.running) < self.at_once and self.failure is None:
+            busy = {job.page for job in self.pending} | set(self.running)
+            ready = next((job for job in self.pending if not self.waits[job.page] & busy), None)
+            if ready is None:
+                return
+            self.pending.remove(ready)
+            print(f"[olr book] executing {ready.notebook} ({self.context.profile})", flush=True)
+            self.running[ready.page] = PageProcess(ready)
+
+    def _collect_ended(self) -> None:
+        from olr_core.experiments import ResultStore
+
+        for page, process in list(self.running.items()):
+            if process.poll() is None:
+                continue
+            del self.running[page]
+            outcome = process.finish(ResultStore(self.context.results_dir))
+            if outcome is None:
+                self.failure = self.failure or (page, process.output_tail())
+                continue
+            self.finished[page] = outcome
+            record_execution(Path(self.context.root), page, self.context.profile, process.job.parameters,
+                             outcome["seconds"], outcome)
+            print(f"[olr book] {process.job.notebook} took {outcome['seconds']:.0f} s "
+                  f"({outcome['computed']} runs computed, {outcome['reused']} reused)", flush=True)
+
+
+def execute_pages(context: BuildContext, pages: list[Page], overrides: dict | None, at_once: int) -> dict[str, dict]:
+    """Execute ``pages`` (checked first, all of them) side by side; see :class:`Build`."""
+    jobs = [page_job(context, page, overrides) for page in pages]
+    return Build(context, jobs, page_dependencies(load_pages(Path(context.root))), at_once).run()
+
+
+def compile_shared_kernels() -> float:
+    """Compile numba's two heaviest kernels (the dueling family's compiled rounds, about 10 s each) in two
+    processes at once before any page starts; else, on a fresh checkout, each page and worker process that
+    first needs one would compile it again (measured: about 100 CPU seconds in a build). With numba's cache
+    already filled this only loads it (a second)."""
+    from olr_core.rankers.dueling_compiled import COMPILED_COMPARISONS
+
+    started = time.perf_counter()
+    code = "from olr_core.rankers.dueling_compiled import compile_rounds; compile_rounds({!r})"
+    processes = [subprocess.Popen([sys.executable, "-c", code.format(comparison)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for comparison in COMPILED_COMPARISONS]
+    for process in processes:
+        _, errors = process.communicate()
+        if process.returncode != 0:
+            last = (errors.strip().splitlines() or ["(no message)"])[-1]
+            raise RuntimeError(f"compiling numba's shared kernels failed: {last}")
+    seconds = time.perf_counter() - started
+    print(f"[olr book] numba's shared kernels ready in {seconds:.0f} s", flush=True)
+    return seconds
+
+
+def student_config(root: Path) -> Path:
+    """The book's configuration with every exercise solution left out (sphinx-exercise's hide_solutions), and
+    no page sources: no download button and no copied ``_sources`` (a page's source holds its solutions)."""
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config.update({"hide_solutions": True, "html_copy_source": False, "html_show_sourcelink": False})
+    config.setdefault("html", {})["use_download_button"] = False
+    path = root / "_config.student.yml"         # beside _config.yml: its relative paths resolve the same
+    path.write_text("# Written by 'olr book --edition student' from _config.yml; do not edit.\n"
+                    + yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def mathjax_ready(root: Path) -> bool:
+    return (root / "_mathjax" / "mathjax" / "tex-chtml.js").exists()
+
+
+def prepare_assignments(root: Path) -> dict[str, list[str]]:
+    """Build the graded assignments (Otter Assign, :mod:`olr_core.course`) and zip each student folder into
+    ``_build/assignments_public`` for the course page's download links; returns what must not leak."""
+    from olr_core.course import build_assignments, publish_student_notebooks, secrets
+
+    built = root / "_build" / "assignments"
+    build_assignments(root, built)
+    publish_student_notebooks(built, root / STUDENT_ASSIGNMENTS)
+    return secrets(root, built)
+
+
+def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False,
+               overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor",
+               pages_at_once: int | None = None) -> int:
+    """Execute the manifest's pages (or those ``only`` names, with ``overrides``) and build the HTML book.
+
+    Every page's parameters are checked before anything runs. ``edition="student"`` builds into
+    ``_build/student`` without the exercises' solutions, executing only the pages that have not been executed
+    yet (unless ``only`` names some). ``pages_at_once``: pages side by side (default
+    :func:`default_pages_at_once`).
+    """
+    if edition not in EDITIONS:
+        raise ValueError(f"unknown edition {edition!r}; valid: {', '.join(EDITIONS)}")
+    root = project_root()
+    context = BuildContext.create(root, profile, data_dir)
+    everything = load_pages(root)
+    pages = select_pages(everything, only)
+    if edition == "student" and not only:
+        pages = [p for p in pages if not (root / "book" / "generated" / p.notebook).exists()]
+    if overrides and not only:
+        raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
+    jobs = [page_job(context, page, overrides) for page in pages]
+    build = Build(context, jobs, page_dependencies(everything),
+                  default_pages_at_once() if pages_at_once is None else pages_at_once)
+    started = time.perf_counter()
+    compile_seconds = compile_shared_kernels() if jobs else 0.0
+    build.run()
+    if len(jobs) == len(everything):        # the whole book: its wall time is the budget's record
+        record_build(root, len(jobs), build.at_once, time.perf_counter() - started, compile_seconds)
+    write_execution_page(root, [p.name for p in everything])
+    return 0 if skip_build else compile_book(root, edition)
+
+
+def compile_book(root: Path, edition: str) -> int:
+    """Jupyter Book over the executed pages, then the checks of the built HTML; 0 when all is well."""
+    if not mathjax_ready(root):
+        print("[olr book] MathJax is not bundled: run 'make mathjax' (npm) so that math renders offline",
+              file=sys.stderr)
+        return 1
+    from olr_core.course import leaks
+
+    from .htmlcheck import check_book
+
+    secret_texts = prepare_assignments(root)
+    command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
+               "--keep-going"]
+    output = root / "_build"
+    if edition == "student":
+        output = root / "_build" / "student"
+        command += ["--config", str(student_config(root)), "--path-output", str(output)]
+    print("[olr book] " + " ".join(command), flush=True)
+    status = subprocess.call(command, cwd=root)
+    if status != 0:
+        return status
+    html = output / "_build" / "html" if edition == "student" else output / "html"
+    problems = check_book(html) + [f"hidden test or solution in the {edition} edition: {leak}"
+                                   for leak in leaks(html, secret_texts)]
+    for line in problems:
+        print(f"[olr book] page check: {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def standalone_notebook(name: str, output, profile: str = "quick", overrides: dict | None = None,
+                        data_dir: str | None = None) -> Path:
+    """Execute one page as a standalone notebook at ``output`` (same checks, same results store, a page process
+    of its own as in a build)."""
+    root = project_root()
+    pages = select_pages(load_pages(root), name)
+    if len(pages) != 1:
+        raise ValueError(f"{name!r} matches {len(pages)} pages ({', '.join(p.notebook for p in pages)}); "
+                         "name exactly one")
+    job = page_job(BuildContext.create(root, profile, data_dir), pages[0], overrides, Path(output).resolve())
+    process = PageProcess(job)
+    if process.wait() != 0:
+        raise PageFailedError(process.failure())
+    process.close()
+    return Path(job.target)
