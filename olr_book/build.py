@@ -105,17 +105,37 @@ def execute_pages(context: BuildContext, pages: list[Page], overrides: dict | No
     return Build(context, jobs, page_dependencies(load_pages(Path(context.root))), at_once).run()
 
 
-def compile_shared_kernels() -> float:
-    """Compile numba's two heaviest kernels (the dueling family's compiled rounds, about 10 s each) in two
-    processes at once before any page starts; else, on a fresh checkout, each page and worker process that
-    first needs one would compile it again (measured: about 100 CPU seconds in a build). With numba's cache
-    already filled this only loads it (a second)."""
-    from olr_core.rankers.dueling_compiled import COMPILED_COMPARISONS
+# The compiled rounds the pages share, each readied by a few rounds of a ranker that plays them: the dueling
+# family's two comparison methods (about 10 s each to compile) and PDGD's blocks (about 20 s).
+SHARED_KERNELS = {"team_draft": ("mgd_dsp", {}),
+                  "probabilistic": ("mgd_dsp", {"multileave": "probabilistic", "credit_samples": 10}),
+                  "pdgd": ("pdgd", {})}
 
+
+def compile_rounds(kernel: str) -> None:
+    """Compile (or load from numba's cache) one of :data:`SHARED_KERNELS` by playing 20 rounds of its ranker on
+    the small synthetic preset."""
+    from olr_core.data import load_fold
+    from olr_core.loop import run_online
+    from olr_core.rankers import make_ranker
+    from olr_core.users import make_user
+
+    if kernel not in SHARED_KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; valid: {', '.join(SHARED_KERNELS)}")
+    algorithm, params = SHARED_KERNELS[kernel]
+    fold = load_fold("synth-mq")
+    run_online(make_ranker(algorithm, **params), fold, make_user("navigational", fold.max_grade), 20, seed=0)
+
+
+def compile_shared_kernels() -> float:
+    """Compile numba's heaviest shared kernels (:data:`SHARED_KERNELS`), each in a process of its own, before any
+    page starts; else, on a fresh checkout, each page and worker process that first needs one would compile it
+    again (measured: about 100 CPU seconds in a build). With numba's cache already filled this only loads them
+    (a second)."""
     started = time.perf_counter()
-    code = "from olr_core.rankers.dueling_compiled import compile_rounds; compile_rounds({!r})"
-    processes = [subprocess.Popen([sys.executable, "-c", code.format(comparison)], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True) for comparison in COMPILED_COMPARISONS]
+    code = "from olr_book.build import compile_rounds; compile_rounds({!r})"
+    processes = [subprocess.Popen([sys.executable, "-c", code.format(kernel)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for kernel in SHARED_KERNELS]
     for process in processes:
         _, errors = process.communicate()
         if process.returncode != 0:

@@ -18,6 +18,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from olr_core import settings
+
 RUN_SIZES_TAG = "run-sizes"           # the notebook cell that resolves the run sizes left at None (page_sizes)
 
 
@@ -38,7 +40,7 @@ class BuildContext:
     def create(cls, root: Path, profile: str, data_dir: str | None = None) -> BuildContext:
         """Paths made absolute: the kernels run in other directories, where a relative ``--data-dir`` or
         ``OLR_DATA_DIR`` (e.g. ``../shared/data``) would silently find nothing."""
-        results = os.environ.get("OLR_RESULTS_DIR") or str(root / "results")
+        results = settings.results_dir(default=root / "results")
         absolute = None if data_dir is None else str(Path(data_dir).expanduser().resolve())
         return cls(str(root), profile, str(Path(results).expanduser().resolve()), absolute)
 
@@ -114,7 +116,7 @@ def imported_runs_note() -> str:
     imports = imported_bundles(store)
     if not imports:
         return ""
-    log = Path(os.environ.get("OLR_RUN_LOG", "")) if os.environ.get("OLR_RUN_LOG") else None
+    log = Path(settings.run_log()) if settings.run_log() else None
     keys = {line.split()[-1] for line in log.read_text().splitlines() if line.strip()} if log and log.exists() \
         else {k for r in imports for k in r["keys"]}
     sources = bundle_sources(store, keys)

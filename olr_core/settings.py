@@ -29,9 +29,9 @@ def data_dir() -> str | None:
     return os.environ.get(DATA_DIR) or None
 
 
-def results_dir() -> Path:
-    """``$OLR_RESULTS_DIR`` or ``./results``."""
-    return Path(os.environ.get(RESULTS_DIR, "results"))
+def results_dir(default: Path | str = "results") -> Path:
+    """``$OLR_RESULTS_DIR``, or ``default`` (``./results``) when it is unset or empty."""
+    return Path(os.environ.get(RESULTS_DIR) or default)
 
 
 def cache_dir() -> Path:

@@ -444,19 +444,20 @@ def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_the
     import subprocess
     import sys
 
-    from olr_book.build import compile_shared_kernels
-    from olr_core.rankers.dueling_compiled import compile_rounds
+    from olr_book.build import compile_rounds, compile_shared_kernels
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))        # an empty cache: only the warm-up can fill it
     compile_shared_kernels()
     assert "numba's shared kernels ready" in capsys.readouterr().out
-    probe = ("from olr_core.rankers.dueling_compiled import compile_rounds, play_duels, play_probabilistic\n"
-             "compile_rounds('team_draft'); compile_rounds('probabilistic')\n"
-             "kernels = (play_duels, play_probabilistic)\n"
+    probe = ("from olr_book.build import compile_rounds\n"
+             "from olr_core.rankers.dueling_compiled import play_duels, play_probabilistic\n"
+             "from olr_core.rankers.pdgd import pdgd_round\n"
+             "compile_rounds('team_draft'); compile_rounds('probabilistic'); compile_rounds('pdgd')\n"
+             "kernels = (play_duels, play_probabilistic, pdgd_round)\n"
              "print(sum(sum(k.stats.cache_misses.values()) for k in kernels),"
              " sum(sum(k.stats.cache_hits.values()) for k in kernels))")
     misses, hits = map(int, subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                            check=True).stdout.split())
-    assert (misses, hits) == (0, 2)              # a page's process loads both from numba's cache
-    with pytest.raises(ValueError, match="unknown comparison 'bogus'; valid: team_draft, probabilistic"):
+    assert (misses, hits) == (0, 3)              # a page's process loads all three from numba's cache
+    with pytest.raises(ValueError, match="unknown kernel 'bogus'; valid: team_draft, probabilistic, pdgd"):
         compile_rounds("bogus")

@@ -7,9 +7,7 @@ from pathlib import Path
 import olr_core
 
 PACKAGE = Path(olr_core.__file__).resolve().parent
-# The one cycle left: compile_rounds, the book driver's numba warm-up, builds a ranker from inside the compiled
-# duels module; part B of issue #37 moves the warm-up into the book driver, and this entry goes with it.
-KNOWN_CYCLES = [["olr_core.rankers", "olr_core.rankers.dueling", "olr_core.rankers.dueling_compiled"]]
+KNOWN_CYCLES: list = []          # (none left: the book driver's numba warm-up lives in olr_book.build)
 
 
 def module_name(path: Path) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from olr_core.htmlcheck import check_claim_links
+from olr_book.htmlcheck import check_claim_links
 from olr_core.reproductions import next_runs
 from olr_core.reproductions import verdict_display as vd
 from olr_core.reproductions.verdicts import PAPERS, skyline_note

@@ -367,23 +367,3 @@ class CompiledDuels:
             space.cursor, space.n_recent = cursor, n_recent
             return {"won": won, "doc_space_rank": rank}
         return {"won": won}
-
-
-COMPILED_COMPARISONS = {"team_draft": {}, "probabilistic": {"multileave": "probabilistic", "credit_samples": 10}}
-
-
-def compile_rounds(comparison: str) -> None:
-    """Compile (or load from numba's cache) the compiled rounds of one comparison method by playing a few
-    rounds of MGD-DSP on the small synthetic preset. Each of :func:`play_duels` and :func:`play_probabilistic`
-    takes about 10 s to compile; processes that first need one at the same time would each compile it, so
-    the book's driver calls this once per comparison, in a process of its own, before its pages start."""
-    from ..data import load_fold
-    from ..loop import run_online
-    from ..users import make_user
-    from . import make_ranker
-
-    if comparison not in COMPILED_COMPARISONS:
-        raise ValueError(f"unknown comparison {comparison!r}; valid: {', '.join(COMPILED_COMPARISONS)}")
-    fold = load_fold("synth-mq")
-    ranker = make_ranker("mgd_dsp", **COMPILED_COMPARISONS[comparison])
-    run_online(ranker, fold, make_user("navigational", fold.max_grade), 20, seed=0)

@@ -1,7 +1,7 @@
 """How claim records are shown to a reader: the verdict table's rows (each cell's margin and 95 % interval in
 the claim's units, the paper's number beside ours, a link to the page holding the runs), the "claims decided
 here" box of each figure/table page, the forest plot with one panel per unit, and the links a built book must
-resolve (:func:`claim_links`, checked by :func:`olr_core.htmlcheck.check_claim_links`)."""
+resolve (:func:`claim_links`, checked by :func:`olr_book.htmlcheck.check_claim_links`)."""
 
 from __future__ import annotations
 
