@@ -26,8 +26,8 @@ from ..rankers import (
 from ..users import STOP_RULES, UserSpec, parse_user
 from .task import Task, task_of
 
-PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "costs.py", "migrate.py",
-                     "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py"}
+PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "costs.py",
+                     "migrate.py", "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py"}
 
 
 @functools.lru_cache(maxsize=1)
