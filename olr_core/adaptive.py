@@ -51,15 +51,10 @@ class Look:
     level: float
 
 
-def sequential_verdicts(judge_at, looks: int = LOOKS, keep_going=None) -> tuple[str, int]:
-    """The stopping rule, for one claim: judge at look 1, 2, ... (``judge_at(index, level)`` -> verdict) while the
-    verdict can still change (:data:`CAN_CHANGE`) and ``keep_going(index)`` allows (the budget); (verdict, look)."""
-    levels = look_levels(looks)
-    for index, level in enumerate(levels, 1):
-        verdict = judge_at(index, level)
-        if verdict not in CAN_CHANGE or index == looks or (keep_going and not keep_going(index)):
-            return verdict, index
-    raise AssertionError("unreachable")
+def another_look(verdict: str, index: int, looks: int = LOOKS) -> bool:
+    """The stopping rule: a claim judged ``verdict`` at look ``index`` asks for the next look while the verdict can
+    still change (:data:`CAN_CHANGE`) and the design has a look left (the budget decides whether it is paid)."""
+    return verdict in CAN_CHANGE and index < looks
 
 
 class Design:
@@ -142,7 +137,8 @@ def next_steps(design: Design, looks: dict, undecided: dict, remaining: float) -
     candidates = []
     for group, records in undecided.items():
         look = looks.get(group)
-        if look is None or look.index >= design.looks:
+        records = [r for r in records if look is not None and another_look(r["verdict"], look.index, design.looks)]
+        if not records:
             continue
         seconds, runs = design.step_cost(group, look)
         if not runs:

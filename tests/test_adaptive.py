@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from olr_core import adaptive
-from olr_core.adaptive import CAN_CHANGE, LOOKS, Look, look_levels, look_seeds, next_steps, sequential_verdicts
+from olr_core.adaptive import LOOKS, Look, another_look, look_levels, look_seeds, next_steps
 from olr_core.claims import ALPHA, Cell, Claim, at_level, decide, judge, mean_interval
 
 PROFILE_SEEDS = 5                # the quick profile's figure experiments: looks at 3, 6 and 12 runs per cell
@@ -51,15 +51,15 @@ def _verdicts(samples: np.ndarray, level: float) -> np.ndarray:
 
 def _sequential(draws: np.ndarray, levels=None) -> np.ndarray:
     """The budget's stopping rule on every claim at once: look k judges the first look_seeds(5, k) runs of each
-    cell at the look's level (``levels``: an override), and a claim gets its next look only while its verdict can
-    still change (:data:`CAN_CHANGE`) and looks are left."""
+    cell at the look's level (``levels``: an override), and a claim gets its next look when the book's stopping
+    rule (:func:`another_look`) asks for it."""
     levels = levels or look_levels()
     final = np.full(len(draws), "", dtype=object)
     active = np.ones(len(draws), bool)
     for index in range(1, LOOKS + 1):
         verdicts = _verdicts(draws[active][:, :, :look_seeds(PROFILE_SEEDS, index)], levels[index - 1])
         final[active] = verdicts
-        active[active] = np.isin(verdicts, CAN_CHANGE)
+        active[active] = [another_look(v, index) for v in verdicts]
     return final
 
 
@@ -97,17 +97,11 @@ def test_without_error_spending_the_same_stopping_rule_breaks_the_bound():
     assert rate > ALPHA / 2 + 0.01, rate
 
 
-def test_the_stopping_rule_stops_at_a_decided_verdict_or_the_last_look():
-    seen = []
-
-    def judge_at(index, level):
-        seen.append((index, level))
-        return ["inconclusive", "partly", "reproduced"][index - 1]
-    assert sequential_verdicts(judge_at) == ("reproduced", 3)
-    assert seen == [(k, ALPHA / LOOKS) for k in (1, 2, 3)]
-    assert sequential_verdicts(lambda i, lv: "not reproduced") == ("not reproduced", 1)
-    assert sequential_verdicts(lambda i, lv: "inconclusive", keep_going=lambda i: i < 2) == ("inconclusive", 2)
-    assert set(CAN_CHANGE) == {"inconclusive", "partly"}
+def test_the_stopping_rule_asks_for_a_look_while_the_verdict_can_change_and_looks_are_left():
+    assert another_look("inconclusive", 1) and another_look("partly", LOOKS - 1)
+    assert not another_look("inconclusive", LOOKS)
+    assert not any(another_look(v, 1) for v in ("reproduced", "not reproduced", "smaller than reported",
+                                                "not testable here"))
 
 
 def _claim_frame(values):
