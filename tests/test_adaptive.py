@@ -176,3 +176,52 @@ def test_an_undecided_claim_says_the_runs_and_cpu_time_it_needs():
 def test_a_bad_budget_is_refused_in_one_line():
     with pytest.raises(ValueError, match="--budget 'lots' is invalid; give CPU seconds"):
         adaptive._budget_seconds("lots")
+
+
+def test_the_budget_buys_looks_until_decided_or_spent_and_the_rest_say_what_they_need(monkeypatch):
+    """The driver on a stated design: experiment a is decided at its second look, b never; each look costs
+    10 CPU s an experiment at look 1 and doubles; a budget of 45 s pays for a's and b's second looks (40 s) but
+    not b's third (+20 s)."""
+    from olr_core.reproductions import verdicts
+
+    a, b = ("p", "a"), ("p", "b")
+
+    class Design(_Design):
+        groups = [a, b]
+
+        def __init__(self, *args, **kwargs):
+            super().__init__({})
+
+        def look(self, group, index):
+            return Look(index, look_seeds(PROFILE_SEEDS, index), look_levels()[index - 1])
+
+        def first_looks(self):
+            return {g: self.look(g, 1) for g in self.groups}
+
+        def cost(self, looks):
+            return sum(10.0 * 2 ** (look.index - 1) for look in looks.values())
+
+        def profile_cost(self):
+            return 40.0
+
+        def step_cost(self, group, look):
+            return 10.0 * 2 ** (look.index - 1), 3
+
+        def per_seed_cost(self, group, look):
+            return 2.0
+
+    def records(paper, profile, data_dir, jobs, store, rankers=(), looks=None):
+        seen.append({g[1]: look.index for g, look in looks.items()})
+        decided = looks[a].index >= 2
+        return [{**_record(a, looks[a].seeds, 6), "verdict": "reproduced" if decided else "inconclusive",
+                 "reason": ""}, {**_record(b, looks[b].seeds, 30), "reason": ""}]
+
+    seen = []
+    monkeypatch.setattr(adaptive, "Design", Design)
+    monkeypatch.setattr(verdicts, "claim_records", records)
+    out, spend = adaptive.budgeted_records("p", "quick", 45)
+    assert seen == [{"a": 1, "b": 1}, {"a": 2, "b": 2}]
+    assert spend.spent == 40.0 and spend.looks[b].index == 2
+    assert out[0]["verdict"] == "reproduced" and "needs" not in out[0]
+    assert out[1]["needs"] == {"runs_per_cell": 30, "seeds": 30, "cpu_seconds": 48.0}
+    assert adaptive.budgeted_records("p", "quick", "auto")[1].budget == 40.0
