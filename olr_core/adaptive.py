@@ -131,13 +131,16 @@ def _undecided(records: list[dict]) -> dict[tuple, list[dict]]:
 
 
 def next_steps(design: Design, looks: dict, undecided: dict, remaining: float) -> list[tuple]:
-    """The groups whose next look to take: those with an undecided claim and a look left, decisive ones first
+    """The groups whose next look to take: those with a partly record, or an inconclusive one that a power
+    calculation says more runs can decide (``runs_needed``), and a look left; decisive ones first
     (a claim's ``runs_needed`` within the runs of the design's last look), then by CPU seconds per undecided
     record; taken in that order while the remaining budget pays for them."""
     candidates = []
     for group, records in undecided.items():
         look = looks.get(group)
-        records = [r for r in records if look is not None and another_look(r["verdict"], look.index, design.looks)]
+        records = [r for r in records if look is not None and another_look(r["verdict"], look.index, design.looks)
+                   and (r["verdict"] == "partly" or r.get("runs_needed"))]   # (an inconclusive record without
+        # runs_needed shows no spread or margin: a measured value, which more seeds leave as it is)
         if not records:
             continue
         seconds, runs = design.step_cost(group, look)
@@ -216,7 +219,9 @@ def _say_what_it_needs(record: dict, design: Design, look: Look | None) -> None:
     if look is None or not cells:
         return
     if not needed:
-        record["reason"] += "; beyond this budget, and no spread to say how many runs would decide it"
+        record["reason"] += (f"; still partly at look {look.index} of {design.looks}: more seeds may decide its "
+                             "undecided cells" if record["verdict"] == "partly" else
+                             "; beyond this budget, and no spread to say how many runs would decide it")
         return
     now = max(c["runs"] for c in cells)
     seeds = math.ceil(needed / max(1, now / look.seeds))

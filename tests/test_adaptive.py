@@ -157,6 +157,10 @@ def test_next_steps_take_decisive_cheap_experiments_first_within_the_budget():
     assert next_steps(design, looks, undecided, 4.0) == []
     looks[b] = Look(LOOKS, 12, ALPHA / LOOKS)
     assert b not in next_steps(design, looks, undecided, 100.0)        # no look left
+    undecided[a] = [_record(a, 3, None)]                                # a measured value: seeds leave it as is
+    assert a not in next_steps(design, looks, undecided, 100.0)
+    undecided[a] = [{**_record(a, 3, None), "verdict": "partly"}]      # (partly records carry no runs_needed)
+    assert a in next_steps(design, looks, undecided, 100.0)
 
 
 def test_an_undecided_claim_says_the_runs_and_cpu_time_it_needs():
@@ -171,6 +175,12 @@ def test_an_undecided_claim_says_the_runs_and_cpu_time_it_needs():
     assert record["needs"] == {"runs_per_cell": 40, "seeds": 40, "cpu_seconds": 680.0}
     assert "undecided at the budget's end (look 2 of 3, 6 seeds): deciding it needs about 40 runs per cell " \
            "(40 seeds), ~680 CPU s more" in record["reason"]
+
+
+def test_a_partly_record_says_it_is_still_partly():
+    record = {**_record(("p", "a"), 6, None), "verdict": "partly", "reason": "r"}
+    adaptive._say_what_it_needs(record, _Design({}), Look(3, 12, ALPHA / LOOKS))
+    assert record["reason"] == "r; still partly at look 3 of 3: more seeds may decide its undecided cells"
 
 
 def test_a_bad_budget_is_refused_in_one_line():
