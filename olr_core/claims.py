@@ -17,7 +17,9 @@ verdict, whatever the rule:
   runs allow and how many runs per cell would decide the claim with 80 % power (``runs_needed``);
 - **not testable here**: the claim needs data or recordings this build does not have.
 
-The intervals are two-sided and 95 %. "Reproduced" needs the claim in every cell, an
+The intervals are two-sided and 95 % (under ``olr claims --budget``, a sequential look's share of the 5 %:
+:func:`judge` takes the look's ``level`` and every interval, correction and power calculation below uses it;
+:mod:`olr_core.adaptive`). "Reproduced" needs the claim in every cell, an
 intersection-union test: it holds when every cell's own 95 % interval lies above 0, with no
 correction for the number of cells. Otherwise the intervals are Holm-corrected over the cells, to
 say in how many cells the claim holds or fails: the cell with the i-th smallest p-value (of m)
