@@ -131,31 +131,38 @@ def _undecided(records: list[dict]) -> dict[tuple, list[dict]]:
 
 
 def next_steps(design: Design, looks: dict, undecided: dict, remaining: float) -> list[tuple]:
-    """The groups whose next look to take: those with a partly record, or an inconclusive one that a power
-    calculation says more runs can decide (``runs_needed``), and a look left; decisive ones first
-    (a claim's ``runs_needed`` within the runs of the design's last look), then by CPU seconds per undecided
-    record; taken in that order while the remaining budget pays for them."""
+    """The groups whose next look to take: those with an undecided claim and a look left, decisive ones first
+    (:func:`_tier`: a claim's ``runs_needed`` within the runs of the design's last look; those showing no spread
+    last), then by CPU seconds per undecided record; taken in that order while the remaining budget pays."""
     candidates = []
     for group, records in undecided.items():
         look = looks.get(group)
-        records = [r for r in records if look is not None and another_look(r["verdict"], look.index, design.looks)
-                   and (r["verdict"] == "partly" or r.get("runs_needed"))]   # (an inconclusive record without
-        # runs_needed shows no spread or margin: a measured value, which more seeds leave as it is)
+        records = [r for r in records if look is not None and another_look(r["verdict"], look.index, design.looks)]
         if not records:
             continue
         seconds, runs = design.step_cost(group, look)
         if not runs:
             continue                                    # more seeds add no run (a computed statistic)
-        growth = 2 ** (design.looks - look.index)
-        decisive = any(r.get("runs_needed") and r["runs_needed"] <= growth * max(c["runs"] for c in r["cells"])
-                       for r in records if r.get("cells"))
-        candidates.append((not decisive, seconds / len(records), seconds, group))
+        candidates.append((_tier(records, 2 ** (design.looks - look.index)), seconds / len(records), seconds, group))
     chosen = []
     for _, _, seconds, group in sorted(candidates):
         if seconds <= remaining:
             chosen.append(group)
             remaining -= seconds
     return chosen
+
+
+def _tier(records: list[dict], growth: int) -> int:
+    """0: a record the design's last look (``growth`` times today's runs) can decide by its ``runs_needed``;
+    1: a partly record, or one needing more; 2: only records showing no spread or margin yet (so far the same
+    in every run: more seeds may show none either)."""
+    def needed(r):
+        return r.get("runs_needed")
+
+    if any(needed(r) and r.get("cells") and needed(r) <= growth * max(c["runs"] for c in r["cells"])
+           for r in records):
+        return 0
+    return 1 if any(needed(r) or r["verdict"] == "partly" for r in records) else 2
 
 
 @dataclass

@@ -157,10 +157,11 @@ def test_next_steps_take_decisive_cheap_experiments_first_within_the_budget():
     assert next_steps(design, looks, undecided, 4.0) == []
     looks[b] = Look(LOOKS, 12, ALPHA / LOOKS)
     assert b not in next_steps(design, looks, undecided, 100.0)        # no look left
-    undecided[a] = [_record(a, 3, None)]                                # a measured value: seeds leave it as is
-    assert a not in next_steps(design, looks, undecided, 100.0)
+    undecided[c] = [_record(c, 3, None)]                                # no spread yet: last, however cheap
+    assert next_steps(design, looks, undecided, 100.0) == [a, c]
     undecided[a] = [{**_record(a, 3, None), "verdict": "partly"}]      # (partly records carry no runs_needed)
-    assert a in next_steps(design, looks, undecided, 100.0)
+    undecided[c] = [_record(c, 3, 500)]
+    assert next_steps(design, looks, undecided, 100.0) == [c, a]       # both undecisive: c 5 s a record, a 50 s
 
 
 def test_an_undecided_claim_says_the_runs_and_cpu_time_it_needs():
