@@ -17,7 +17,9 @@ verdict, whatever the rule:
   runs allow and how many runs per cell would decide the claim with 80 % power (``runs_needed``);
 - **not testable here**: the claim needs data or recordings this build does not have.
 
-The intervals are two-sided and 95 %. "Reproduced" needs the claim in every cell, an
+The intervals are two-sided and 95 % (under ``olr claims --budget``, a sequential look's share of the 5 %:
+:func:`judge` takes the look's ``level`` and every interval, correction and power calculation below uses it;
+:mod:`olr_core.adaptive`). "Reproduced" needs the claim in every cell, an
 intersection-union test: it holds when every cell's own 95 % interval lies above 0, with no
 correction for the number of cells. Otherwise the intervals are Holm-corrected over the cells, to
 say in how many cells the claim holds or fails: the cell with the i-th smallest p-value (of m)
@@ -69,6 +71,8 @@ and double their value; a claim stated at a horizon (``horizon``) is judged only
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -83,6 +87,34 @@ MIN_PAIRS = 5            # significance marks on the pages are never computed fr
 RATE_TOLERANCE = 0.1     # a measured log-log slope up to a theorem's rate + 0.1 counts as that rate
 PAIR_KEYS = ["dataset", "fold", "seed"]
 GAMMAS = np.geomspace(1e-12, 1.0, 481)     # the levels on which a cell's p-value is located
+_LEVEL = contextvars.ContextVar("olr_claims_level", default=ALPHA)
+
+
+def current_level() -> float:
+    """The two-sided level every interval and verdict uses now: :data:`ALPHA`, or a sequential look's share of it
+    (:func:`at_level`, ``judge(..., level=...)``)."""
+    return _LEVEL.get()
+
+
+@contextlib.contextmanager
+def at_level(level: float | None):
+    """Judge at ``level`` (1 - confidence) inside the block: a group-sequential look spends its share of the error
+    (:mod:`olr_core.adaptive`); None keeps the level in force."""
+    if level is None:
+        yield
+        return
+    if not 0 < level <= ALPHA:
+        raise ValueError(f"level {level!r} is invalid; a look's level lies in (0, {ALPHA}]")
+    token = _LEVEL.set(float(level))
+    try:
+        yield
+    finally:
+        _LEVEL.reset(token)
+
+
+def _percent(level: float) -> str:
+    """The confidence of a two-sided ``level`` in words: 0.05 -> "95 %", 0.0167 -> "98.3 %"."""
+    return f"{100 * (1 - level):.3g} %"
 
 # The verdict rule and each rule's margin in words: the verdicts page prints these, so the page says what the code does.
 VERDICT_RULE = {
@@ -306,9 +338,10 @@ def holm_intervals(cells: list[Cell]) -> list[Cell]:
     p = np.array([p_value(c) for c in cells])
     adjusted = holm_adjusted(p)
     step = np.empty(len(p))
-    step[np.argsort(p, kind="stable")] = ALPHA / np.arange(len(p), 0, -1)
+    alpha = current_level()
+    step[np.argsort(p, kind="stable")] = alpha / np.arange(len(p), 0, -1)
     for cell, raw, adj, own in zip(cells, p, adjusted, step):
-        gamma = min(ALPHA * raw / adj, own) if adj > 0 else ALPHA / len(cells)
+        gamma = min(alpha * raw / adj, own) if adj > 0 else alpha / len(cells)
         _set_level(cell, min(gamma, 1.0))
     return cells
 
@@ -324,7 +357,7 @@ def set_intervals(cells: list[Cell]) -> bool:
     cell: an intersection-union test, which needs no correction for multiplicity; returns True), else at
     its Holm level (to say in how many cells it holds or fails, the cells are corrected together)."""
     for cell in cells:
-        _set_level(cell, ALPHA)
+        _set_level(cell, current_level())
     if cells and all(c.low > 0 for c in cells):
         return True
     holm_intervals(cells)
@@ -350,7 +383,7 @@ def runs_needed(cells: list[Cell], power: float = POWER) -> int | None:
         sd = getattr(c.interval, "sd", float("nan"))
         if not (np.isfinite(sd) and sd > 0 and np.isfinite(c.margin) and c.margin != 0):
             return None
-        needs.append(_power_runs(abs(c.margin) / sd, ALPHA / getattr(c.interval, "factor", 1), per_cell))
+        needs.append(_power_runs(abs(c.margin) / sd, current_level() / getattr(c.interval, "factor", 1), per_cell))
     return max(max(needs), max(c.runs for c in undecided) + 1)
 
 
@@ -385,10 +418,10 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
     verdict = verdict_of(cells)
     above = sum(c.low > 0 for c in cells)
     below = sum(c.high < 0 for c in cells)
-    plural = "s" * (len(cells) > 1)
-    reason = (f"margin: {what}; 95 % interval above 0 in each of {len(cells)} cell{plural} (the claim must hold in "
-              "every cell: no correction needed)" if every else
-              f"margin: {what}; 95 % interval (Holm over {len(cells)} cell{plural}) "
+    plural, confidence = "s" * (len(cells) > 1), _percent(current_level())
+    reason = (f"margin: {what}; {confidence} interval above 0 in each of {len(cells)} cell{plural} (the claim must "
+              "hold in every cell: no correction needed)" if every else
+              f"margin: {what}; {confidence} interval (Holm over {len(cells)} cell{plural}) "
               f"above 0 in {above}, below 0 in {below}, undecided in {len(cells) - above - below}")
     constant = [c.name for c in cells if getattr(c.interval, "constant", False)]
     if constant:
@@ -403,7 +436,7 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
             reason += "; one run per cell shows no spread: at least 3 runs per cell are needed to judge it"
         elif needed:
             reason += (f"; about {needed:,} runs per cell (now {most}) would decide it with {POWER:.0%} power "
-                       f"(every undecided cell above 0 at 95 %, taking its margin and spread as true)")
+                       f"(every undecided cell above 0 at {confidence}, taking its margin and spread as true)")
         else:
             reason += "; the runs show no margin or spread to extrapolate from"
     return Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed)
@@ -514,7 +547,7 @@ def _table_magnitude(diffs: list) -> dict:
     and whether ours is consistent with the paper's mean, above it or below it."""
     per = []
     for name, standardised, interval, sd in diffs:
-        low, high = interval(np.array([ALPHA / len(diffs)]))
+        low, high = interval(np.array([current_level() / len(diffs)]))
         low, high = float(low[0]) / sd, float(high[0]) / sd
         outcome = "above" if low > 0 else "below" if high < 0 else "as reported"
         per.append({"cell": name, "ours_minus_paper_sd": _finite(standardised), "low": _finite(low),
@@ -522,7 +555,8 @@ def _table_magnitude(diffs: list) -> dict:
     counts = {o: sum(c["outcome"] == o for c in per) for o in ("as reported", "above", "below")}
     return {"unit": "our mean - the paper's, in paper s.d.", "cells": per,
             "summary": f"{counts['as reported']} of {len(per)} cells consistent with the paper's mean, "
-                       f"{counts['above']} above it, {counts['below']} below it (Bonferroni 95 %)"}
+                       f"{counts['above']} above it, {counts['below']} below it "
+                       f"(Bonferroni {_percent(current_level())})"}
 
 
 def rule_paired_gain(frame, claim, treatment: str, control: str, column: str = "algorithm", **_) -> Outcome:
@@ -945,7 +979,18 @@ def sensitivity(claim: Claim, frame: pd.DataFrame | None, config: str, extra: di
     return rows
 
 
-def judge(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> dict:
+def judge(claim: Claim, frame: pd.DataFrame | None, config: str, level: float | None = None, **extra) -> dict:
+    """:func:`judged` at two-sided ``level``: a sequential look's share of the error (None: the level in force,
+    :data:`ALPHA` outside :func:`at_level`); every interval, verdict and power calculation of the record uses it,
+    and a record judged below :data:`ALPHA` carries it as ``level``."""
+    with at_level(level):
+        record = judged(claim, frame, config, **extra)
+        if current_level() != ALPHA:
+            record["level"] = current_level()
+        return record
+
+
+def judged(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> dict:
     """The claim's record: paper, claim, config, config_role (the claim's first configuration is its headline,
     the others sensitivity analyses), paper_value, ours, runs, rule, verdict, reason, cells (each {cell, margin,
     ci_low, ci_high, runs}), magnitude (where the paper states a number), thresholds (the unstated ones, with

@@ -153,8 +153,11 @@ def cmd_claims(args) -> int:
     from .experiments.runner import dask_scheduler
 
     with dask_scheduler(args.dask, args.jobs):
-        records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
-                                seeds=args.seeds, rankers=args.with_rankers or ())
+        if args.budget is None:
+            records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
+                                    seeds=args.seeds, rankers=args.with_rankers or ())
+        else:
+            records = _budgeted_claims(args)
     if args.json:
         print_json(records)
         return 0
@@ -174,6 +177,19 @@ def cmd_claims(args) -> int:
             margin = f"{c['margin']:+.3g}" if c["margin"] is not None else "n/a"
             print(f"{'':24}  {c['cell']}: margin {margin} [{low}, {high}], {c['runs']} run{'s' * (c['runs'] != 1)}")
     return 0
+
+
+def _budgeted_claims(args) -> list[dict]:
+    """``olr claims --budget``: the sequential design's records (olr_core.adaptive); what it spent on stderr."""
+    from .adaptive import budgeted_records
+    from .experiments import ResultStore
+
+    if args.seeds is not None:
+        raise ValueError("--budget and --seeds are exclusive: the budget chooses each experiment's seeds; drop one")
+    records, spend = budgeted_records(args.paper, args.profile, args.budget, args.data_dir, args.jobs,
+                                      ResultStore(args.results), args.with_rankers or ())
+    print(f"olr claims --budget: {spend.describe()}", file=sys.stderr)
+    return records
 
 
 def cmd_store(args) -> int:
@@ -387,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--json", action="store_true", help="print a JSON list of records")
     claims.add_argument("--yes", action="store_true",
                         help="start a request beyond the budget (runs, CPU hours, memory: olr_core.budget.LIMITS)")
+    claims.add_argument("--budget", default=None, metavar="SECONDS",
+                        help="CPU seconds to spend adding seeds to undecided claims, cheapest first, judged with a "
+                             "group-sequential design (olr_core.adaptive); 'auto': the profile's own cost")
     claims.add_argument("--dask", default=None, metavar="ADDRESS",
                         help="send every run to this Dask scheduler (or 'local': a LocalCluster of --jobs workers)")
     claims.add_argument("--plan", action="store_true", help="print the runs still missing per claim group and "

@@ -12,7 +12,7 @@ import re
 import pandas as pd
 
 from ..budget import Plan
-from ..claims import SMALLER, VERDICTS, Claim, judge
+from ..claims import SMALLER, VERDICTS, Claim, at_level, judge
 from ..data.registry import find_datasets, resolve_data_dir
 from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.costs import stored_costs
@@ -69,18 +69,33 @@ def with_claims(module, rankers) -> list[Claim]:
     return claims
 
 
+def _grids(module, profile: str, config: str, datasets, data_dir, seeds: int | None, rankers,
+           seeds_of: dict | None = None) -> dict:
+    """{experiment: run specs} of one configuration; ``seeds_of`` ({experiment: seeds}) sets some experiments'
+    seeds apart from the others' (a sequential look adds seeds to the experiments still undecided)."""
+    def grids_at(n):
+        return with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=n), rankers)
+
+    grids = grids_at(seeds)
+    for n in sorted(set((seeds_of or {}).values())):
+        at_n = grids_at(n)
+        grids.update({name: at_n[name] for name, m in seeds_of.items() if m == n and name in at_n})
+    return grids
+
+
 def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: ResultStore | None = None,
-                 compute: bool = True, seeds: int | None = None, rankers=()) -> tuple[dict, dict]:
+                 compute: bool = True, seeds: int | None = None, rankers=(),
+                 seeds_of: dict | None = None) -> tuple[dict, dict]:
     """{config: {experiment: run frame}} for one paper (runs computed through the store), and the missing sets;
-    ``rankers``: methods of your own that join the experiments (:func:`with_method`)."""
+    ``rankers``: methods of your own that join the experiments (:func:`with_method`); ``seeds_of``: {experiment:
+    seeds} for experiments run at their own number of seeds."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     store = store or ResultStore()
     datasets, missing = find_datasets(module.MAIN_DATASETS, data_dir)
     frames = {}
     for config in module.CONFIGS:
-        grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds),
-                            rankers)
+        grids = _grids(module, profile, config, datasets, data_dir, seeds, rankers, seeds_of)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
         frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
@@ -103,42 +118,57 @@ def _setup(frame: pd.DataFrame | None, module) -> str:
 
 def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
                   store: ResultStore | None = None, compute: bool = True, seeds: int | None = None,
-                  rankers=()) -> list[dict]:
+                  rankers=(), looks: dict | None = None) -> list[dict]:
     """One record per (claim, configuration): paper, id, source, claim, config, paper_value, ours, runs,
     rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced).
     ``rankers``: methods of your own (``olr claims PAPER --with module:Class``) that join the paper's
-    experiments; every claim is then judged with them among the methods, and each gets its own claims."""
+    experiments; every claim is then judged with them among the methods, and each gets its own claims.
+    ``looks``: {(paper, experiment): Look} of a sequential design (:mod:`olr_core.adaptive`): that experiment is
+    run at the look's seeds and its claims judged at the look's level (the record carries ``look`` and
+    ``level``); None: every claim at the profile's seeds and 95 %."""
     records = []
     for ranker in rankers:
         get_algorithm(ranker)                         # a ranker that does not load fails before any run
     for module in _modules(paper):
-        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds, rankers)
-        costs = None                         # the store's run costs, read once the paper's runs are in
+        mine = {exp: look for (p, exp), look in (looks or {}).items() if p == module.PAPER}
+        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds, rankers,
+                                       {exp: look.seeds for exp, look in mine.items()})
+        costs = functools.cache(lambda: stored_costs(store or ResultStore()))   # read once, when first asked
         for claim in [*module.CLAIMS, *with_claims(module, rankers)]:
-            judged, inputs = [], {}
-            for config in claim.configs:
-                frame = frames.get(config, {}).get(claim.experiment)
-                needed = claim.where.get("dataset")
-                extra = dict(module.paper_cells(claim))
-                if needed in missing:
-                    frame, extra["missing"] = None, without_data_path(missing[needed], data_dir)
-                inputs[config] = (frame, extra)
-                record = judge(claim, frame, config, **extra)
-                record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
-                record["page"] = evidence_page(module, claim)
-                if record["verdict"] not in ("reproduced", "not testable here"):
-                    record["reason"] += skyline_note(claim, frame, frames.get(config, {}))
-                if record["verdict"] == "inconclusive":
-                    costs = costs if costs is not None else stored_costs(store or ResultStore())
-                    record["reason"] += _how_to_decide(module.PAPER, record, frame, profile, claim.experiment,
-                                                       data_dir, costs)
-                judged.append(record)
-            for record in judged:
-                if record["verdict"] == "not reproduced":
-                    record["cause"] = failure_cause(record, judged, claim, inputs)
-                    record["reason"] += f"; {record['cause']}"
-            records.extend(judged)
+            look = mine.get(claim.experiment)
+            with at_level(look.level if look else None):
+                records.extend(_claim_records(module, claim, frames, missing, profile, data_dir, costs, look))
     return records
+
+
+def _claim_records(module, claim: Claim, frames: dict, missing: dict, profile: str, data_dir, costs,
+                   look=None) -> list[dict]:
+    """The records of one claim, one per configuration, at the level in force (:func:`.claims.at_level`);
+    ``costs()``: the store's run costs (for the price of the command that decides an inconclusive record)."""
+    judged, inputs = [], {}
+    for config in claim.configs:
+        frame = frames.get(config, {}).get(claim.experiment)
+        needed = claim.where.get("dataset")
+        extra = dict(module.paper_cells(claim))
+        if needed in missing:
+            frame, extra["missing"] = None, without_data_path(missing[needed], data_dir)
+        inputs[config] = (frame, extra)
+        record = judge(claim, frame, config, **extra)
+        record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
+        record["page"] = evidence_page(module, claim)
+        if look is not None:
+            record["look"], record["experiment"] = look.index, claim.experiment
+        if record["verdict"] not in ("reproduced", "not testable here"):
+            record["reason"] += skyline_note(claim, frame, frames.get(config, {}))
+        if record["verdict"] == "inconclusive":
+            record["reason"] += _how_to_decide(module.PAPER, record, frame, profile, claim.experiment, data_dir,
+                                               costs())
+        judged.append(record)
+    for record in judged:
+        if record["verdict"] == "not reproduced":
+            record["cause"] = failure_cause(record, judged, claim, inputs)
+            record["reason"] += f"; {record['cause']}"
+    return judged
 
 
 def without_data_path(reason: str, data_dir=None) -> str:
