@@ -21,6 +21,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from .names import DISPLAY_NAMES, display_name
+
 HEADER_STYLE = [
     {"selector": "th", "props": "white-space: normal; overflow-wrap: normal; word-break: normal; "
                                 "text-align: left; vertical-align: bottom"},
@@ -29,10 +31,21 @@ HEADER_STYLE = [
 
 
 def column_label(name) -> str:
-    """A column name in words: underscores become spaces (``paper_mean`` -> "paper mean"), tuple headers join."""
+    """A column name in words: an algorithm's id becomes its display name (``pairrank_c`` -> "PairRank_C"),
+    underscores become spaces (``paper_mean`` -> "paper mean"), tuple headers join."""
     if isinstance(name, tuple):
         return " ".join(column_label(part) for part in name if str(part))
+    if is_algorithm(name):
+        return display_name(name)
     return " ".join(str(name).replace("_", " ").split())
+
+
+def is_algorithm(value) -> bool:
+    """``value`` is an algorithm's id, possibly with parameters ("mgd_dsp(dsp_lambda=0.5)")."""
+    return isinstance(value, str) and value.partition("(")[0] in DISPLAY_NAMES
+
+
+NAME_COLUMNS = {"algorithm", "method", "ranker", "learner", "label", "name"}   # columns whose values name methods
 
 
 def _missing(value) -> bool:
@@ -115,7 +128,9 @@ def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = No
         sds = frame[sds] if isinstance(sds, str) and sds in frame else sds
         places = [noise_decimals(s) for s in sds] if sds is not None and not isinstance(sds, str) \
             else [decimals] * len(frame)
-        out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(frame[name], places)]
+        values = frame[name].map(lambda v: display_name(v) if is_algorithm(v) else v) \
+            if str(name) in NAME_COLUMNS else frame[name]
+        out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(values, places)]
     return pd.DataFrame(out, columns=list(out))
 
 
@@ -151,8 +166,6 @@ def _transposed(text: pd.DataFrame) -> pd.DataFrame:
 def params_text(params: dict) -> str:
     """Hyper-parameters per method in words, not as a dict: {"pairrank_c": {"alpha": 0.01}} -> "PairRank_C: alpha
     0.01" (methods by their display names, methods without parameters left out, "; " between methods)."""
-    from .names import display_name
-
     parts = [f"{display_name(method)}: " + ", ".join(f"{column_label(k)} {_param_value(v)}" for k, v in values.items())
              for method, values in params.items() if values]
     return "; ".join(parts) if parts else "the defaults"

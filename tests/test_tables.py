@@ -49,7 +49,7 @@ def test_no_index_column_reaches_the_reader():
     labelled = pd.DataFrame({"a": [1.0]}, index=pd.Index(["dbgd"], name="algorithm"))
     assert readable_frame(labelled).columns.tolist() == ["algorithm", "a"]
     unnamed = pd.DataFrame({"a": [1.0]}, index=["dbgd"])
-    assert readable_frame(unnamed, index_label="method").iloc[0].tolist() == ["dbgd", "1"]
+    assert readable_frame(unnamed, index_label="method").iloc[0].tolist() == ["DBGD", "1"]
 
 
 def test_a_wide_table_with_few_rows_is_transposed():
@@ -84,3 +84,12 @@ def test_mean_and_sd_in_one_cell_to_the_sds_precision():
 
     assert mean_sd_text([876.31, 0.66512, 0.5, np.nan], [39.7, 0.0052, np.nan, 1.0]) == [
         "876 ± 40", "0.6651 ± 0.0052", "0.5", ""]
+
+
+def test_a_table_names_methods_by_their_display_names():
+    """One display-name map for tables too: algorithm ids in column headers and in a method column."""
+    frame = pd.DataFrame({"algorithm": ["pairrank_c", "mgd_dsp(dsp_lambda=0.5)", "not-a-method"],
+                          "topk_ranksvm": [0.5, 0.4, 0.3], "paper_mean": [1.0, 2.0, 3.0]})
+    text = readable_frame(frame)
+    assert list(text.columns) == ["algorithm", "RTop-kF RankSVM", "paper mean"]
+    assert list(text["algorithm"]) == ["PairRank_C", "MGD-DSP(dsp_lambda=0.5)", "not-a-method"]
