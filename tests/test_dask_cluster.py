@@ -3,6 +3,7 @@ processes): stored runs are bit-identical to local ones, and a worker killed mid
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -92,8 +93,14 @@ def test_claims_at_the_tiny_profile_through_the_cluster_store_the_local_runs(clu
     assert len(ran_there) == len(remote.keys()) > 0            # every stored run was computed by a worker
     assert "OLR_DASK" not in os.environ                   # the address reached the grids only while claims ran
     assert main(["claims", "klrank", "--profile", "tiny", "--json", "--results", str(local.root)]) == 0
-    assert capsys.readouterr().out == through_dask
+    assert without_prices(capsys.readouterr().out) == without_prices(through_dask)
     _assert_same_runs(remote, local)
+
+
+def without_prices(text: str) -> str:
+    """Records without the price of the command that decides an inconclusive claim: it comes from the CPU seconds
+    each store's runs took, which differ from one computation to the next."""
+    return re.sub(r"costs about [\d,.]+ CPU-(seconds|hours)", "costs about N", text)
 
 
 def test_a_worker_killed_mid_grid_loses_nothing(cluster, tmp_path):

@@ -1,3 +1,4 @@
+import dataclasses
 
 
 def test_evaluating_once_at_the_end_changes_no_final_number():
@@ -8,7 +9,7 @@ def test_evaluating_once_at_the_end_changes_no_final_number():
 
     once = dsp.sweep_grid("synth-mq", 1, 1, 300, "dsp_k", [2])[0]
     assert once.eval_every == 300
-    often = once.__class__(**{**once.__dict__, "eval_every": 10})
+    often = dataclasses.replace(once, eval_every=10)
     a, b = execute(once).summary(), execute(often).summary()
     for key in ("final_offline_ndcg10", "discounted_online_ndcg10", "cumulative_misordered_pairs"):
         assert a[key] == b[key], key

@@ -100,7 +100,7 @@ def test_an_unknown_claim_is_refused_in_one_line():
 
 
 def test_a_missing_data_sets_reason_names_the_option_not_this_machines_path(tmp_path):
-    from olr_core import browsercheck
+    from olr_book import browsercheck
     from olr_core.data.registry import find_datasets
     from olr_core.reproductions.verdicts import without_data_path
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..budget import Plan
 from ..claims import SMALLER, VERDICTS, Claim, at_level, judge
-from ..data.registry import find_datasets, resolve_data_dir
+from ..data.registry import DataNotFoundError, find_datasets, resolve_data_dir
 from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.costs import stored_costs
 from ..experiments.runner import worker_count
@@ -174,7 +174,10 @@ def _claim_records(module, claim: Claim, frames: dict, missing: dict, profile: s
 def without_data_path(reason: str, data_dir=None) -> str:
     """A missing data set's reason with the data directory named as the option that sets it, not as this machine's
     absolute path (the record is printed on the book's pages)."""
-    root = str(resolve_data_dir(data_dir))
+    try:
+        root = str(resolve_data_dir(data_dir))
+    except DataNotFoundError:
+        return reason                                  # (no data directory at all: the reason says so)
     if root not in reason:
         return reason
     return reason.replace(root, "DATA_DIR") + " (DATA_DIR: the data directory, --data-dir or OLR_DATA_DIR)"
@@ -332,11 +335,20 @@ def record_problems(records: list[dict]) -> list[str]:
         sizes = (r.get("magnitude") or {}).get("cells") or []
         if r["verdict"] == SMALLER and not (sizes and all(c["outcome"] == "smaller" for c in sizes)):
             problems.append(f"{name}: smaller than reported, but a cell's interval reaches the paper's number")
-        if "paper_number" in r and r.get("cells") and not r.get("magnitude"):
+        if _has_paper_cell(r) and not r.get("magnitude"):
             problems.append(f"{name}: the paper states a number, but the record has no magnitude beside it")
         if r.get("config_role") not in ("headline", "sensitivity"):
             problems.append(f"{name}: no config_role")
     return problems
+
+
+def _has_paper_cell(record: dict) -> bool:
+    """The paper states a number for one of the record's cells (a table's own s.d. rule aside): a data set the
+    paper did not use (a synthetic stand-in) has none."""
+    number, cells = record.get("paper_number"), record.get("cells") or []
+    if number is None or not cells:
+        return False
+    return not isinstance(number, dict) or any(c["cell"] in number for c in cells)
 
 
 def records_frame(records: list[dict]) -> pd.DataFrame:
