@@ -18,13 +18,21 @@ from threadpoolctl import threadpool_limits
 from .settings import blas_thread_count
 
 
+def _load_every_blas() -> None:
+    """Load scipy's own OpenBLAS now: threadpoolctl limits only the libraries already loaded, and one first
+    loaded inside a run (scipy.linalg imported lazily) would keep one thread per core."""
+    import scipy.linalg  # noqa: F401
+
+
 @contextlib.contextmanager
 def blas_threads(limit: int | None = None):
     """Within the block, BLAS and OpenMP pools use at most ``limit`` threads (default: the policy's)."""
+    _load_every_blas()
     with threadpool_limits(limits=limit or blas_thread_count()):
         yield
 
 
 def limit_process_threads(limit: int | None = None) -> None:
     """Apply the policy to the whole process (grid workers call this once when they start)."""
+    _load_every_blas()
     threadpool_limits(limits=limit or blas_thread_count())

@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from olr_core.cli import main
 from olr_core.data import RankingData
 
 
@@ -30,3 +31,14 @@ def tiny_data(seed=0, n_queries=6, n_features=4, max_grade=2) -> RankingData:
     return RankingData(rng.random((n, n_features)), rng.integers(0, max_grade + 1, n),
                        np.concatenate([[0], np.cumsum(sizes)]), np.array([f"q{i}" for i in range(n_queries)]),
                        max_grade, "tiny")
+
+
+def one_line_error(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olr: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def _truncate(path, size=100):
+    path.write_bytes(path.read_bytes()[:size])

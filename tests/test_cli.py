@@ -4,6 +4,8 @@ import pytest
 
 from olr_core.cli import main
 
+from .conftest import one_line_error
+
 
 def test_run_json_reports_the_contracted_fields(capsys):
     assert main(["run", "-a", "random", "-T", "50", "--seed", "3", "--json"]) == 0
@@ -95,3 +97,39 @@ def test_run_on_cora_when_the_data_directory_has_it(capsys):
     assert main(["run", "-a", "random", "-d", "cora", "-T", "500", "--json", "--no-store"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["queries"] == 500 < queries and out["avg_kl_cost"] > 0
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["run", "-a", "pdgd", "-T", "10", "--set", "learning_rate=.nan"], "learning_rate"),
+    (["run", "-a", "pdgd", "-T", "10", "--set", "learning_rate=.inf"], "learning_rate"),
+    (["run", "-a", "pdgd", "-T", "10", "--set", "decay=2"], "decay"),
+    (["run", "-a", "nsgd", "-T", "10", "--set", "n_candidates=0"], "n_candidates"),
+    (["run", "-a", "dbgd", "-T", "10", "--set", "scorer=mlp", "--set", "hidden=0"], "hidden"),
+    (["run", "-a", "dbgd", "-T", "10", "--set", "cutoff=0"], "cutoff"),
+    (["run", "-a", "pairrank_c", "-T", "10", "--set", "window=0"], "window"),
+])
+def test_cli_refuses_bad_parameters_and_stores_nothing(capsys, tmp_path, argv, named):
+    err = one_line_error(capsys, [*argv, "--results", str(tmp_path / "r")])
+    assert named in err
+    assert not list((tmp_path / "r").glob("*/*.npz"))
+
+
+def test_zero_rounds_json_is_valid_json(capsys):
+    assert main(["run", "-a", "random", "-T", "0", "--json", "--no-store"]) == 0
+    text = capsys.readouterr().out
+    record = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert record["mean_online_ndcg10"] is None and record["rounds"] == 0
+
+
+def test_a_results_path_that_is_a_file_fails_before_anything_runs(tmp_path, capsys, monkeypatch):
+    import olr_core.experiments as experiments
+
+    ran = []
+    monkeypatch.setattr(experiments, "execute", lambda *a, **k: ran.append(1))
+    target = tmp_path / "results.txt"
+    target.write_text("not a folder")
+    err = one_line_error(capsys, ["run", "-a", "random", "-T", "10", "--results", str(target)])
+    assert "is a file, not a folder" in err and str(target) in err and not ran
+    grid = tmp_path / "g.yml"
+    grid.write_text("algorithms: [random]\nrounds: 10\n")
+    assert "is a file, not a folder" in one_line_error(capsys, ["grid", str(grid), "--results", str(target)])

@@ -2,11 +2,15 @@ import numpy as np
 import pytest
 
 from olr_core.data import load_fold
-from olr_core.loop import query_sequence, run_online
+from olr_core.data.ranking_data import Fold
+from olr_core.experiments import ResultStore, RunSpec, run_grid
+from olr_core.loop import NonFiniteModelError, query_sequence, run_online
 from olr_core.metrics import misordered_pairs, ndcg_at_k
 from olr_core.rankers import make_ranker
 from olr_core.rankers.base import BaseRanker, Display
 from olr_core.users import TopKRelevanceUser, make_user
+
+from .conftest import tiny_data
 
 
 class Recorder(BaseRanker):
@@ -154,3 +158,24 @@ def test_a_runs_working_memory_does_not_grow_with_its_horizon(fold, monkeypatch)
         return peak - sum(v.nbytes for v in trace.arrays().values())
 
     assert working_memory(140_000) - working_memory(40_000) < 1.5e6
+
+
+def test_diverging_weights_stop_the_run_naming_algorithm_and_round(tmp_path):
+    fold = load_fold("synth-mq")
+    with pytest.raises(NonFiniteModelError, match=r"PDGD: .* by round \d+"):
+        run_online(make_ranker("pdgd", learning_rate=1e300), fold, make_user("perfect", fold.max_grade), 200, 0)
+    spec = RunSpec("pdgd", click_model="perfect", rounds=200, params={"learning_rate": 1e300})
+    store = ResultStore(tmp_path / "r")
+    with pytest.raises(NonFiniteModelError, match=r"pdgd\(learning_rate=1e\+300\) on synth-mq fold 1, seed 0"):
+        run_grid([spec], store)
+    assert store.keys() == []
+
+
+def test_the_online_sums_are_named_for_what_they_are():
+    data = tiny_data()
+    trace = run_online(make_ranker("random"), Fold("tiny", 1, data, data, data), make_user("perfect", 2), 50, seed=0)
+    summary = trace.summary()
+    assert "cumulative_online_ndcg10" not in summary
+    assert summary["summed_online_ndcg10"] == pytest.approx(trace.online_ndcg.sum())
+    assert summary["discounted_online_ndcg10"] == pytest.approx(
+        float(np.sum(trace.online_ndcg * 0.9995 ** np.arange(50))))

@@ -134,3 +134,29 @@ def test_offline_fits_are_computed_once_per_data_and_parameters():
     assert len(calls) == 2                            # one per parameter setting
     np.testing.assert_array_equal(second.w, fresh.w)
     assert not np.allclose(fresh.w, 99.0)
+
+
+def test_offline_weights_are_fitted_once_per_machine_and_a_corrupt_copy_is_refitted(tmp_path):
+    from olr_core.rankers import offline
+
+    train = tiny_data(3, n_queries=12)
+    calls = []
+
+    def fit():
+        calls.append(1)
+        return offline.OfflineRankNet()._fit(train)
+
+    learner = offline.OfflineRankNet()
+    first = offline.fitted_once(learner, train, fit)
+    offline._FITTED.clear()                                   # a new process: only the disk copy remains
+    np.testing.assert_array_equal(offline.fitted_once(learner, train, fit), first)
+    assert len(calls) == 1
+    (stored,) = (tmp_path / "cache" / "parsed" / "fitted").glob("*.npy")
+    for corrupt in (b"", stored.read_bytes()[:100]):                   # empty, truncated
+        stored.write_bytes(corrupt)
+        offline._FITTED.clear()
+        np.testing.assert_array_equal(offline.fitted_once(learner, train, fit), first)
+    assert len(calls) == 3
+    offline._FITTED.clear()
+    assert not np.array_equal(offline.fitted_once(offline.OfflineRankNet(l2=1.0), train,
+                                                  lambda: offline.OfflineRankNet(l2=1.0)._fit(train)), first)
