@@ -60,9 +60,10 @@ TIED = "tied with it (paired t-test, 5 %)"
 
 
 def leader_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
-    """Users (rows, in the order of ``users``) of the first data set: the learner of rank 1 by the mean and the
-    learners ``tied`` with it (the paired t-test at 5 % cannot tell them apart: :func:`.head_to_head.standings`);
-    "none" when the test separates every other, "not tested" below ``MIN_PAIRS`` runs in the cell."""
+    """Users (rows named ``user``, in the order of ``users``) of the first data set: the learner of rank 1 by the
+    mean and the learners ``tied`` with it (the paired t-test at 5 % cannot tell them apart:
+    :func:`.head_to_head.standings`); "none" when the test separates every other, "not tested" below ``MIN_PAIRS``
+    runs in the cell."""
     first = standings[standings.dataset == standings.dataset.iloc[0]]
     rows = {}
     for user, cell in first.groupby("click_model", sort=False):
@@ -72,7 +73,7 @@ def leader_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
         rows[user] = {BEST: display_name(cell.algorithm.iloc[0]),
                       TIED: tied or ("none" if cell.runs.min() >= MIN_PAIRS else untested)}
     table = pd.DataFrame.from_dict(rows, orient="index", columns=[BEST, TIED])
-    return table.reindex([u for u in users if u in table.index])
+    return table.reindex([u for u in users if u in table.index]).rename_axis(index="user")
 
 
 def rank_correlation(ranks: pd.DataFrame, reference: str = "navigational") -> pd.Series:

@@ -28,7 +28,8 @@ def test_rows_follow_the_users_order_and_only_the_first_data_set_counts():
     standings = pd.concat([_standings({"ubm": [("mgd", False)], "navigational": [("pdgd", False)]}),
                            _standings({"navigational": [("dbgd", False)], "pbm": [("dbgd", False)]}, dataset="e")])
     table = rb.leader_table(standings, ["navigational", "ubm", "ccm"])
-    assert list(table.index) == ["navigational", "ubm"] and table[rb.BEST].tolist() == ["PDGD", "MGD"]
+    assert table.index.name == "user" and list(table.index) == ["navigational", "ubm"]
+    assert table[rb.BEST].tolist() == ["PDGD", "MGD"]
 
 
 def test_below_five_runs_the_ties_are_not_tested_rather_than_none():
