@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..claims import MIN_PAIRS
+from ..names import display_name
 from . import head_to_head as h2h
 
 PAPERS_USERS = ["perfect", "navigational", "informational"]
@@ -53,16 +55,25 @@ def rank_spread(ranks: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("median")
 
 
-def leader_per_user(standings: pd.DataFrame) -> pd.Series:
-    """The best learner per user (first data set), with the learners tied with it."""
+BEST = "best (by the mean)"
+TIED = "tied with it (paired t-test, 5 %)"
+
+
+def leader_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
+    """Users (rows named ``user``, in the order of ``users``) of the first data set: the learner of rank 1 by the
+    mean and the learners ``tied`` with it (the paired t-test at 5 % cannot tell them apart:
+    :func:`.head_to_head.standings`); "none" when the test separates every other, "not tested" below ``MIN_PAIRS``
+    runs in the cell."""
     first = standings[standings.dataset == standings.dataset.iloc[0]]
-    out = {}
+    rows = {}
     for user, cell in first.groupby("click_model", sort=False):
         cell = cell.sort_values("rank")
-        tied = [h2h.DISPLAY_NAMES.get(a, a) for a in cell.algorithm[cell.tied & (cell["rank"] > 1)]]
-        out[user] = h2h.DISPLAY_NAMES.get(cell.algorithm.iloc[0], cell.algorithm.iloc[0]) + (
-            f" (tied: {', '.join(tied)})" if tied else "" if cell.runs.min() >= 5 else " (too few runs to test)")
-    return pd.Series(out)
+        tied = ", ".join(display_name(a) for a in cell.algorithm[cell.tied & (cell["rank"] > 1)])
+        untested = f"not tested (fewer than {MIN_PAIRS} paired runs)"
+        rows[user] = {BEST: display_name(cell.algorithm.iloc[0]),
+                      TIED: tied or ("none" if cell.runs.min() >= MIN_PAIRS else untested)}
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=[BEST, TIED])
+    return table.reindex([u for u in users if u in table.index]).rename_axis(index="user")
 
 
 def rank_correlation(ranks: pd.DataFrame, reference: str = "navigational") -> pd.Series:
