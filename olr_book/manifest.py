@@ -204,6 +204,9 @@ def fits(value, example) -> bool:
 def check_overrides(page: Page, overrides: dict) -> None:
     """``overrides`` checked against the page's parameters cell: unknown names and wrong types are errors."""
     for name, value in overrides.items():
+        if name == "profile":
+            raise ValueError(f"{page.name}: the profile is not a page parameter to override (-p profile=...); choose "
+                             f"it with --profile ({', '.join(PROFILES)}), which also sets the page's run sizes")
         if name not in page.declared:
             raise ValueError(f"{page.name} has no parameter {name!r}; its parameters: {page.describe()}")
         example = page.type_example(name)

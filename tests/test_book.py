@@ -183,6 +183,7 @@ def test_one_page_reexecutes_with_the_readers_parameters(book_copy):
     (["book", "--only", "nope", "--no-build"], "matches no page"),
     (["book", "-p", "seeds=3", "--no-build"], "--only"),
     (["notebook", "pairrank", "-o", "x.ipynb"], "name exactly one"),
+    (["notebook", "dsp_table2", "-o", "x.ipynb", "-p", "profile=tiny"], "choose it with --profile"),
 ])
 def test_bad_page_parameters_are_refused_before_anything_runs(book_copy, capsys, argv, named):
     from olr_core.cli import main
