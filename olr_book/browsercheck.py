@@ -208,7 +208,8 @@ def broken_links(links: list[str]) -> list[str]:
             broken.append(link)
         elif parts.fragment and path.suffix == ".html":
             if path not in ids:
-                ids[path] = set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8", errors="replace")))
+                ids[path] = set(re.findall(r"""\bid=["']([^"']+)["']""", path.read_text(encoding="utf-8",
+                                                                                       errors="replace")))
             if unquote(parts.fragment) not in ids[path]:
                 broken.append(link)
     return broken

@@ -252,21 +252,37 @@ def _data_ranges(by_panel: dict) -> dict:
     return out
 
 
-def figure_html(fig, caption: str) -> str:
-    """The figure as an HTML ``<figure>`` (PNG inline) with ``caption`` as its ``<figcaption>``; `code` spans
-    in the caption render as code."""
+def _png_source(fig) -> str:
+    """The figure as a ``data:`` URI of its PNG (a page that pastes it needs no image file)."""
     import base64
-    import html
     import io
-    import re
 
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight")
-    image = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def figure_html(fig, caption: str) -> str:
+    """The figure as an HTML ``<figure>`` (PNG inline) with ``caption`` as its ``<figcaption>``; `code` spans
+    in the caption render as code."""
+    import html
+    import re
+
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(caption.strip()))
     alt = html.escape(re.sub(r"[`*]", "", caption.strip().split(". ")[0]), quote=True)
-    return (f'<figure class="olr-figure"><img src="data:image/png;base64,{image}" alt="{alt}" style="max-width: 100%">'
+    return (f'<figure class="olr-figure"><img src="{_png_source(fig)}" alt="{alt}" style="max-width: 100%">'
             f'<figcaption class="olr-caption">{text}</figcaption></figure>')
+
+
+def inline_image(fig, alt: str):
+    """The figure as an inline PNG ``<img>`` (IPython HTML) to glue for a chapter page, which adds the caption:
+    a glued matplotlib figure is pasted as an image file that only the page showing the same PNG would write,
+    while :func:`show_figure` shows figures inline."""
+    import html
+
+    from IPython.display import HTML
+
+    return HTML(f'<img src="{_png_source(fig)}" alt="{html.escape(alt, quote=True)}" style="max-width: 100%">')
 
 
 def show_figure(fig, caption: str) -> None:

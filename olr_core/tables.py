@@ -26,7 +26,8 @@ from .names import DISPLAY_NAMES, display_name
 HEADER_STYLE = [
     {"selector": "th", "props": "white-space: normal; overflow-wrap: normal; word-break: normal; "
                                 "text-align: left; vertical-align: bottom"},
-    {"selector": "td", "props": "white-space: normal; overflow-wrap: normal; word-break: normal"},
+    # a long identifier or path in a cell wraps rather than pushing the table past the page
+    {"selector": "td", "props": "white-space: normal; overflow-wrap: anywhere; word-break: normal"},
 ]
 
 
