@@ -103,8 +103,8 @@ ready.then(settle).then(() => {
     if (m) reader.push([name, whole.slice(Math.max(0, m.index - 20), m.index + 40).replace(/\s+/g, ' ')]);
   }
   const figures = [...document.querySelectorAll('main img')].map(i => {
-    const figure = i.closest('figure');
-    const caption = figure ? figure.querySelector('figcaption') : null;
+    const figure = i.closest('figure, .olr-figure');        // a chapter's captioned figure container too
+    const caption = figure ? figure.querySelector('figcaption, .olr-caption') : null;
     return {src: i.getAttribute('src'), captioned: !!(caption && caption.textContent.trim())};
   });
   const indexTables = [...document.querySelectorAll('main table')].filter(t => {

@@ -153,6 +153,9 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
     styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
+    verdicts = [c for c in text.columns if "verdict" in str(c)]
+    if verdicts:                                   # a verdict word is never broken across lines
+        styler = styler.set_properties(subset=verdicts, **{"overflow-wrap": "normal", "white-space": "nowrap"})
     return styler.set_caption(caption) if caption else styler
 
 
