@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from .claims import VERDICTS
 from .names import DISPLAY_NAMES, display_name
 
 HEADER_STYLE = [
@@ -29,6 +30,9 @@ HEADER_STYLE = [
     # a long identifier or path in a cell wraps rather than pushing the table past the page
     {"selector": "td", "props": "white-space: normal; overflow-wrap: anywhere; word-break: normal"},
 ]
+
+
+KEEP_WHOLE = "overflow-wrap: normal; white-space: nowrap"
 
 
 def column_label(name) -> str:
@@ -153,9 +157,7 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
     styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
-    verdicts = [c for c in text.columns if "verdict" in str(c)]
-    if verdicts:                                   # a verdict word is never broken across lines
-        styler = styler.set_properties(subset=verdicts, **{"overflow-wrap": "normal", "white-space": "nowrap"})
+    styler = styler.map(lambda v: KEEP_WHOLE if v in VERDICTS else "")   # a verdict is never broken across lines
     return styler.set_caption(caption) if caption else styler
 
 

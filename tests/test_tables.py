@@ -93,3 +93,10 @@ def test_a_table_names_methods_by_their_display_names():
     text = readable_frame(frame)
     assert list(text.columns) == ["algorithm", "RTop-kF RankSVM", "paper mean"]
     assert list(text["algorithm"]) == ["PairRank_C", "MGD-DSP(dsp_lambda=0.5)", "not-a-method"]
+
+
+def test_a_verdict_in_any_column_is_kept_whole():
+    """A verdict word never wraps, whatever its column is called (your_method's "with it" column broke them)."""
+    frame = pd.DataFrame({"claim": ["a long claim"], "with it": ["inconclusive"], "n": ["partlyx"]})
+    html = reader_table(frame).to_html()
+    assert html.count("white-space: nowrap") == 1
