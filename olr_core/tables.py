@@ -27,12 +27,17 @@ from .names import DISPLAY_NAMES, display_name
 HEADER_STYLE = [
     {"selector": "th", "props": "white-space: normal; overflow-wrap: normal; word-break: normal; "
                                 "text-align: left; vertical-align: bottom"},
-    # a long identifier or path in a cell wraps rather than pushing the table past the page
-    {"selector": "td", "props": "white-space: normal; overflow-wrap: anywhere; word-break: normal"},
+    {"selector": "td", "props": "white-space: normal; overflow-wrap: normal; word-break: normal"},
 ]
 
 
-KEEP_WHOLE = "overflow-wrap: normal; white-space: nowrap"
+# a long text (an identifier, a path, a list of cells) may wrap anywhere rather than push the table past the page;
+# a short one, such as a verdict, keeps its words whole
+BREAK_ANYWHERE = "overflow-wrap: anywhere"
+
+
+def _long_text(value) -> bool:
+    return isinstance(value, str) and len(value) > 30 and value not in VERDICTS
 
 
 def column_label(name) -> str:
@@ -157,7 +162,7 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
     styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
-    styler = styler.map(lambda v: KEEP_WHOLE if v in VERDICTS else "")   # a verdict is never broken across lines
+    styler = styler.map(lambda v: BREAK_ANYWHERE if _long_text(v) else "")
     return styler.set_caption(caption) if caption else styler
 
 
