@@ -31,13 +31,15 @@ HEADER_STYLE = [
 ]
 
 
-# a long text (an identifier, a path, a list of cells) may wrap anywhere rather than push the table past the page;
-# a short one, such as a verdict, keeps its words whole
+# a long text or token (an identifier, a path, a list of cells) may wrap anywhere rather than push the table past
+# the page; a short one, such as a verdict, keeps its words whole
 BREAK_ANYWHERE = "overflow-wrap: anywhere"
 
 
 def _long_text(value) -> bool:
-    return isinstance(value, str) and len(value) > 30 and value not in VERDICTS
+    """Over 30 characters, or an unbroken token (an identifier, a path) over 12."""
+    return isinstance(value, str) and value not in VERDICTS and (
+        len(value) > 30 or (len(value) > 12 and not any(ch.isspace() for ch in value)))
 
 
 def column_label(name) -> str:
