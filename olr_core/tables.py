@@ -27,19 +27,12 @@ from .names import DISPLAY_NAMES, display_name
 HEADER_STYLE = [
     {"selector": "th", "props": "white-space: normal; overflow-wrap: normal; word-break: normal; "
                                 "text-align: left; vertical-align: bottom"},
-    {"selector": "td", "props": "white-space: normal; overflow-wrap: normal; word-break: normal"},
+    {"selector": "td", "props": "white-space: normal; overflow-wrap: anywhere; word-break: normal"},
 ]
 
 
-# a long text or token (an identifier, a path, a list of cells) may wrap anywhere rather than push the table past
-# the page; a short one, such as a verdict, keeps its words whole
-BREAK_ANYWHERE = "overflow-wrap: anywhere"
-
-
-def _long_text(value) -> bool:
-    """Over 30 characters, or an unbroken token (an identifier, a path) over 12."""
-    return isinstance(value, str) and value not in VERDICTS and (
-        len(value) > 30 or (len(value) > 12 and not any(ch.isspace() for ch in value)))
+# any cell may wrap anywhere rather than push its table past the page, except a verdict, which keeps its words
+KEEP_WORDS = "overflow-wrap: normal"
 
 
 def column_label(name) -> str:
@@ -164,7 +157,7 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
     styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
-    styler = styler.map(lambda v: BREAK_ANYWHERE if _long_text(v) else "")
+    styler = styler.map(lambda v: KEEP_WORDS if isinstance(v, str) and v in VERDICTS else "")
     return styler.set_caption(caption) if caption else styler
 
 
