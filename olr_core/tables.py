@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,8 @@ HEADER_STYLE = [
 
 # any cell may wrap anywhere rather than push its table past the page, except a verdict, which keeps its words
 KEEP_WORDS = "overflow-wrap: normal"
+VERDICT_WORD = re.compile(r"\b(" + "|".join(sorted({w for v in VERDICTS for w in v.split()} - {"not", "than", "here"}))
+                          + r")\b")
 
 
 def column_label(name) -> str:
@@ -157,7 +160,7 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
     styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
-    styler = styler.map(lambda v: KEEP_WORDS if isinstance(v, str) and v in VERDICTS else "")
+    styler = styler.map(lambda v: KEEP_WORDS if isinstance(v, str) and VERDICT_WORD.search(v) else "")
     return styler.set_caption(caption) if caption else styler
 
 
