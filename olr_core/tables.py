@@ -33,7 +33,7 @@ HEADER_STYLE = [
 
 
 # any cell may wrap anywhere rather than push its table past the page, except a verdict, which keeps its words
-KEEP_WORDS = "overflow-wrap: normal"
+KEEP_WORDS = "overflow-wrap: normal; white-space: nowrap; min-width: 9em"
 VERDICT_WORD = re.compile(r"\b(" + "|".join(sorted({w for v in VERDICTS for w in v.split()} - {"not", "than", "here"}))
                           + r")\b")
 
