@@ -62,7 +62,7 @@ class Design:
 
     def __init__(self, paper, profile: str, data_dir=None, rankers=(), store: ResultStore | None = None,
                  looks: int = LOOKS):
-        from .plan import stored_costs
+        from .experiments.costs import stored_costs
 
         self.paper, self.profile, self.data_dir, self.rankers, self.looks = paper, profile, data_dir, rankers, looks
         self.levels = look_levels(looks)
@@ -87,7 +87,7 @@ class Design:
 
     def price(self, specs) -> float:
         """Estimated CPU seconds of ``specs`` (plan.py's pricing; unknown kinds at the budget's rate)."""
-        from .plan import estimate_seconds
+        from .experiments.costs import estimate_seconds
 
         total = 0.0
         for spec in specs:

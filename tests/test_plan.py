@@ -5,7 +5,8 @@ import pytest
 
 from olr_core.cli import main
 from olr_core.experiments import ResultStore, RunSpec, run_grid
-from olr_core.plan import claim_grids, estimate_seconds, format_plan, page_specs, plan_groups
+from olr_core.experiments.costs import estimate_seconds
+from olr_core.plan import claim_grids, format_plan, page_specs, plan_groups
 
 COSTS = {("pdgd", "synth-mq"): [(100, 2.0), (100, 4.0), (300, 9.0)],
          ("pdgd", "mq2008"): [(1000, 50.0)],

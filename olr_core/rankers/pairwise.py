@@ -238,10 +238,6 @@ class PairRank(_FittedRankNet):
                  delta: float = 0.1, subgaussian: float = 0.5, theta_bound: float = 1.0, pair_norm_bound: float = 1.0,
                  pairing: str = "adjacent", window: int = 1000, newton_steps: int = 2, objective: str = "sum",
                  refine: bool = False):
-        if variant not in ("R", "C"):
-            raise ValueError(f"unknown PairRank variant {variant!r}; valid: R, C")
-        if alpha_rule not in ("constant", "theory"):
-            raise ValueError(f"unknown alpha_rule {alpha_rule!r}; valid: constant, theory")
         self.variant, self.alpha, self.l2, self.alpha_rule = variant, float(alpha), float(l2), alpha_rule
         self.delta, self.subgaussian = float(delta), float(subgaussian)
         self.theta_bound, self.pair_norm_bound = float(theta_bound), float(pair_norm_bound)
