@@ -165,11 +165,20 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
 
 
 def _transposed(text: pd.DataFrame) -> pd.DataFrame:
-    """Rows become columns, headed by the first column's values; the old column names become the first column."""
-    first = text.columns[0]
-    body = text.set_index(first).T
-    body.columns = [str(c) for c in body.columns]
-    return body.reset_index(names=[first or "column"])
+    """Rows become columns, headed by the first column's values (by as many leading columns, joined by " · ", as
+    make every header unique: a dataset repeated over click models heads "MQ2008 · perfect"); the old column names
+    become the first column."""
+    lead = next((k for k in range(1, text.shape[1]) if _joined(text, k).is_unique), 1)
+    heads = list(_joined(text, lead))
+    if len(set(heads)) < len(heads):            # identical rows: number the repeats, a header must be unique
+        heads = [h if heads[:i].count(h) == 0 else f"{h} ({heads[:i].count(h) + 1})" for i, h in enumerate(heads)]
+    body = text.iloc[:, lead:].T
+    body.columns = heads
+    return body.reset_index(names=[" · ".join(str(c) for c in text.columns[:lead]) or "column"])
+
+
+def _joined(text: pd.DataFrame, leading: int) -> pd.Series:
+    return text.iloc[:, :leading].astype(str).agg(" · ".join, axis=1)
 
 
 def params_text(params: dict) -> str:

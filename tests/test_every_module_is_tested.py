@@ -15,8 +15,6 @@ REACHED_THROUGH = {
                                                    "grading subprocess; test_course grades through course"),
     "olr_core.experiments.results": ("olr_core.experiments", "loaded lazily by the package's __getattr__; tests "
                                                             "import summary_frame and mean_ci from the package"),
-    "olr_core.experiments.costs": ("olr_core.plan", "the plan's prices; test_plan imports estimate_seconds "
-                                                   "from olr_core.plan"),
     "olr_core.rankers.baselines": ("olr_core.rankers", "random and oracle, built by name through make_ranker"),
     "olr_book.sizes": ("olr_book.manifest", "a PROFILES table named by the manifest's 'book' entry and read "
                                             "by page_sizes (test_book)"),

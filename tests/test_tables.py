@@ -60,6 +60,18 @@ def test_a_wide_table_with_few_rows_is_transposed():
     assert "metric 11" in html
 
 
+def test_a_transposed_table_heads_each_column_uniquely_even_when_the_first_label_repeats():
+    # One dataset over two users with ten methods: the dataset alone would head two columns alike, which the
+    # styler refuses (the neural Figure 4 table at test size).
+    index = pd.MultiIndex.from_tuples([("MQ2008", "perfect"), ("MQ2008", "navigational")],
+                                      names=["dataset", "click_model"])
+    table = pd.DataFrame(np.arange(20.0).reshape(2, 10), index=index, columns=[f"m{i}" for i in range(10)])
+    html = reader_table(table, max_columns=9).to_html()
+    assert "MQ2008 · perfect" in html and "MQ2008 · navigational" in html
+    twins = pd.DataFrame([["a", *range(10)], ["a", *range(10)]], columns=["method", *[f"x{i}" for i in range(10)]])
+    assert "a (2)" in reader_table(twins, max_columns=9).to_html()
+
+
 def test_hyper_parameters_read_as_words_not_a_dict():
     from olr_core.tables import params_text
 
