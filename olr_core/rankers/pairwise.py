@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 from scipy.special import expit
 
+from ..kernels import lower_bound_above_half
 from ..metrics import rank_by_scores
 from ..params import FLAG, at_least, between, choice, positive
 from .base import BaseRanker, Display
@@ -161,13 +162,18 @@ def _order_blocks(certain, order, block_start, keys, conservative):
     return out
 
 
+def pair_probabilities_and_gram(X: np.ndarray, theta: np.ndarray, Minv: np.ndarray):
+    """sigma(theta . x_ij) for all pairs, the Gram matrix X M^-1 X^T and the scores X theta."""
+    s = X @ theta
+    return expit(s[:, None] - s[None, :]), X @ Minv @ X.T, s
+
+
 def pairwise_uncertainty(X: np.ndarray, theta: np.ndarray, Minv: np.ndarray):
     """sigma(theta . x_ij) and ||x_ij||_{M^-1} for all pairs at once (one quadratic form, no loop)."""
-    s = X @ theta
-    G = X @ Minv @ X.T
+    prob, G, s = pair_probabilities_and_gram(X, theta, Minv)
     diag = np.diag(G)
     norms = np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2.0 * G, 0.0))
-    return expit(s[:, None] - s[None, :]), norms, s
+    return prob, norms, s
 
 
 def transitive_closure(relation: np.ndarray) -> np.ndarray:
@@ -263,8 +269,8 @@ class PairRank(_FittedRankNet):
     def certain_pairs(self, X: np.ndarray):
         """Certain orders (lower confidence bound above 1/2), closed transitively with ``refine``
         (the reference code's option: i > j and j > k certain make i > k certain)."""
-        prob, norms, scores = pairwise_uncertainty(X, self.model.theta, self.Minv)
-        certain = prob - self.width() * norms > 0.5
+        prob, gram, scores = pair_probabilities_and_gram(X, self.model.theta, self.Minv)
+        certain = lower_bound_above_half(prob, gram, self.width())
         return (transitive_closure(certain) if self.refine else certain), scores
 
     def rank(self, query) -> Display:
