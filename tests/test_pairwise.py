@@ -6,6 +6,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from olr_core.data import Query, load_fold
+from olr_core.kernels import lower_bound_above_half
 from olr_core.loop import run_online
 from olr_core.rankers import make_ranker
 from olr_core.rankers.clickpairs import independent_pairs, pdgd_pairs
@@ -16,6 +17,7 @@ from olr_core.rankers.pairwise import (
     _order_blocks,
     certain_blocks,
     pairwise_uncertainty,
+    transitive_closure,
 )
 from olr_core.rankers.pdgd import swap_log_ratio
 from olr_core.users import LogisticClickUser, make_user
@@ -330,3 +332,50 @@ def test_compiled_pdgd_rounds_are_offered_only_for_a_linear_scorer_and_a_kernel_
                          (make_ranker("pdgd"), own)]:
         ranker.start(fold.train, np.random.default_rng(0))
         assert ranker.compiled_rounds(user, fold.train, 10) is None
+
+
+# -- issue #41: the compiled certain-order test against the numpy expression it replaced ------------------------
+
+class ReferencePairRank(PairRank):
+    """PairRank before #41: the certain-order test as a numpy expression over n x n temporaries."""
+
+    def certain_pairs(self, X):
+        prob, norms, scores = pairwise_uncertainty(X, self.model.theta, self.Minv)
+        certain = prob - self.width() * norms > 0.5
+        return (transitive_closure(certain) if self.refine else certain), scores
+
+
+def test_compiled_certain_order_test_agrees_with_numpy_to_the_last_bit_at_the_threshold():
+    """prob placed within 3 ulps of 1/2 + width * norm (numpy's bits): any change in how the kernel forms the
+    norm (another order of the sums, a fused multiply-add) moves some of these across the threshold."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((40, 6))
+    M = rng.standard_normal((6, 6))
+    gram = X @ (M @ M.T + np.eye(6)) @ X.T
+    gram[3, 7] = gram[3, 3]                               # a negative squared norm, clipped to 0
+    diag = np.diag(gram)
+    norms = np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2.0 * gram, 0.0))
+    for width in (0.0, 0.013, 0.1, 1.7):
+        prob = 0.5 + width * norms
+        prob = prob + rng.integers(-3, 4, prob.shape) * np.spacing(prob)
+        np.testing.assert_array_equal(lower_bound_above_half(prob, gram, width), prob - width * norms > 0.5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("dataset, click_model, params", [
+    ("synth-mslr", "navigational", {"variant": "C"}),
+    ("synth-mq", "informational", {"variant": "R", "alpha": 0.5, "l2": 10.0}),
+    ("synth-mq", "perfect", {"variant": "C", "alpha_rule": "theory", "refine": True, "objective": "mean",
+                             "window": 50}),
+])
+def test_pairrank_with_the_compiled_test_replays_the_reference_bit_for_bit(seed, dataset, click_model, params):
+    fold = load_fold(dataset)
+    user = make_user(click_model, fold.max_grade)
+    fast, slow = PairRank(**params), ReferencePairRank(**params)
+    a = run_online(fast, fold, user, 150, seed=seed, eval_every=25)
+    b = run_online(slow, fold, user, 150, seed=seed, eval_every=25)
+    for key, value in a.arrays().items():
+        np.testing.assert_array_equal(value, b.arrays()[key], err_msg=key)
+    np.testing.assert_array_equal(fast.weights(), slow.weights())
+    np.testing.assert_array_equal(fast.Minv, slow.Minv)
+    assert a.stats["uncertain_pairs"].min() < a.stats["uncertain_pairs"].max()   # the test decided something
