@@ -19,6 +19,7 @@ from olr_core.rankers.neural import (
     NeuralLambdaRankGT,
     NeuralPairRank,
     lambda_pair_weights,
+    lambdarank_batch_gradient,
     lambdarank_label_terms,
     lambdarank_score_gradient,
     pairwise_logistic_gradient,
@@ -368,15 +369,23 @@ def test_faster_neural_rankers_replay_the_reference_bit_for_bit(seed, dataset, c
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_gt_skyline_with_cached_grade_terms_replays_the_reference_bit_for_bit(seed):
+def test_gt_skyline_with_batched_lambdas_replays_the_reference_bit_for_bit(seed):
     fold = load_fold("synth-mq-net", 1)
     user = make_user("navigational", fold.max_grade)
     assert_same_runs(NeuralLambdaRankGT(width=16), ReferenceLambdaRankGT(width=16), fold, user, 120, seed)
 
 
-def test_cached_grade_terms_give_the_same_gradient_including_a_query_without_relevant_documents():
+def test_batched_lambdarank_gradient_equals_the_dense_reference_to_the_last_bit():
+    """Queries of 1 to 300 documents (past numpy's 128-term summation block), tied scores, grades 0-4 and a
+    query without a relevant document, in one batch and one at a time."""
     rng = np.random.default_rng(5)
-    for labels in (rng.integers(0, 3, 12).astype(float), np.zeros(7)):
-        scores = rng.standard_normal(len(labels))
-        cached = lambdarank_score_gradient(scores, labels, lambdarank_label_terms(labels))
-        np.testing.assert_array_equal(cached, reference_lambdarank_score_gradient(scores, labels))
+    sizes = [1, 2, 7, 8, 9, 17, 64, 129, 300, 12]
+    labels = [rng.integers(0, 5, n).astype(float) for n in sizes]
+    labels[-1][:] = 0.0
+    scores = [np.round(rng.standard_normal(n), 1) for n in sizes]              # rounded: many ties
+    expected = [reference_lambdarank_score_gradient(s, y) for s, y in zip(scores, labels)]
+    batched = lambdarank_batch_gradient(np.concatenate(scores), sizes, [lambdarank_label_terms(y) for y in labels])
+    np.testing.assert_array_equal(batched, np.concatenate(expected))
+    for s, y, e in zip(scores, labels, expected):
+        np.testing.assert_array_equal(lambdarank_score_gradient(s, y), e)
+    assert not expected[-1].any() and all(e.any() for e in expected[2:-1])

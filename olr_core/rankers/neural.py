@@ -305,28 +305,45 @@ class NeuralPairRank(BaseRanker):
 
 
 def lambdarank_label_terms(labels: np.ndarray):
-    """The parts of :func:`lambdarank_score_gradient` that read the grades only: the gain differences
-    G_i - G_j (G = 2^y - 1), the ideal DCG and the mask y_i > y_j."""
+    """The parts of :func:`lambdarank_score_gradient` that read the grades only: the pairs (i, j) with
+    y_i > y_j (row-major; none when the ideal DCG is 0), their gain differences G_i - G_j (G = 2^y - 1)
+    and the ideal DCG."""
     n = len(labels)
     gains = 2.0 ** labels - 1.0
     ideal = (np.sort(gains)[::-1] / np.log2(np.arange(n) + 2.0)).sum()
-    return gains[:, None] - gains[None, :], ideal, labels[:, None] > labels[None, :]
+    i, j = np.nonzero(labels[:, None] > labels[None, :]) if ideal > 0 else (np.zeros(0, int), np.zeros(0, int))
+    return i, j, gains[i] - gains[j], ideal
 
 
-def lambdarank_score_gradient(scores: np.ndarray, labels: np.ndarray, terms=None) -> np.ndarray:
-    """d/ds of LambdaRank's loss for one query: sum over pairs y_i > y_j of
-    |Delta NDCG_ij| log(1 + exp(-(s_i - s_j))), the weights from the current ranking (held fixed);
-    ``terms``: :func:`lambdarank_label_terms` of ``labels``, if already computed."""
-    n = len(scores)
-    gain_diff, ideal, better = lambdarank_label_terms(labels) if terms is None else terms
-    if ideal <= 0:
-        return np.zeros(n)
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.argsort(-scores, kind="stable")] = np.arange(n)
+def lambdarank_batch_gradient(scores: np.ndarray, sizes: list[int], terms: list) -> np.ndarray:
+    """:func:`lambdarank_score_gradient` of consecutive queries (``sizes`` documents each, ``terms`` their
+    :func:`lambdarank_label_terms`): every query's ranking from one stable lexicographic sort, the lambdas
+    |Delta NDCG_ij| sigma(s_j - s_i) of all pairs y_i > y_j in one vectorised pass (the other entries of a
+    query's lambda matrix are 0), then each query's row and column sums of its own n x n matrix, so that
+    every sum adds the same terms in the same order as the dense form."""
+    starts = np.cumsum([0] + sizes[:-1])
+    segment = np.repeat(np.arange(len(sizes)), sizes)
+    rank = np.empty(len(scores), dtype=np.int64)
+    rank[np.lexsort((-scores, segment))] = np.arange(len(scores)) - np.repeat(starts, sizes)
     disc = 1.0 / np.log2(rank + 2.0)
-    delta = np.abs(gain_diff * (disc[:, None] - disc[None, :])) / ideal
-    lam = np.where(better, delta * expit(-(scores[:, None] - scores[None, :])), 0.0)
-    return lam.T.sum(axis=1) - lam.sum(axis=1)          # d loss / d s_i: -sum_j lam_ij + sum_j lam_ji
+    first = np.concatenate([t[0] + lo for t, lo in zip(terms, starts)])
+    second = np.concatenate([t[1] + lo for t, lo in zip(terms, starts)])
+    ideal = np.repeat([t[3] for t in terms], [len(t[0]) for t in terms])
+    delta = np.abs(np.concatenate([t[2] for t in terms]) * (disc[first] - disc[second])) / ideal
+    lam = delta * expit(scores[second] - scores[first])       # -(s_i - s_j) = s_j - s_i exactly
+    out, done = [], 0
+    for (i, j, _, _), n in zip(terms, sizes):
+        square = np.zeros((n, n))
+        square[i, j] = lam[done: done + len(i)]
+        done += len(i)
+        out.append(square.T.sum(axis=1) - square.sum(axis=1))   # d loss / d s_i: -sum_j lam_ij + sum_j lam_ji
+    return np.concatenate(out)
+
+
+def lambdarank_score_gradient(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """d/ds of LambdaRank's loss for one query: sum over pairs y_i > y_j of
+    |Delta NDCG_ij| log(1 + exp(-(s_i - s_j))), the weights from the current ranking (held fixed)."""
+    return lambdarank_batch_gradient(scores, [len(scores)], [lambdarank_label_terms(labels)])
 
 
 class NeuralLambdaRankGT(BaseRanker):
@@ -362,13 +379,11 @@ class NeuralLambdaRankGT(BaseRanker):
             batch = [self.history[i] for i in picks]
             X = np.concatenate([q.features for q, _ in batch])
             s = self.scorer.scores(X, self.theta)
-            bounds = np.cumsum([0] + [q.n_docs for q, _ in batch])
-            dscores = np.concatenate([lambdarank_score_gradient(s[lo:hi], q.labels, terms)
-                                      for (q, terms), lo, hi in zip(batch, bounds[:-1], bounds[1:])])
+            dscores = lambdarank_batch_gradient(s, [q.n_docs for q, _ in batch], [terms for _, terms in batch])
             grad = self.scorer.backward(X, self.theta, dscores / len(batch)) + self.l2 * self.theta
             self.theta = self.opt.step(self.theta, grad)
         return None
 
 
-__all__ = ["NeuralLambdaRankGT", "NeuralPairRank", "lambda_pair_weights", "lambdarank_label_terms",
-           "lambdarank_score_gradient"]
+__all__ = ["NeuralLambdaRankGT", "NeuralPairRank", "lambda_pair_weights", "lambdarank_batch_gradient",
+           "lambdarank_label_terms", "lambdarank_score_gradient"]
