@@ -48,15 +48,16 @@ LEARNERS = [
 
 
 def timed_run(algorithm: str, params: dict, fold, rounds: int) -> list[float]:
-    """Seconds from the start of a ``rounds``-round run (evaluation every 10 rounds) to the end of each block of
-    ``BLOCK`` rounds."""
+    """CPU seconds from the start of a ``rounds``-round run (evaluation every 10 rounds) to the end of each block
+    of ``BLOCK`` rounds (one BLAS thread, so on an idle machine the wall time; on a shared one, not the others'
+    load)."""
     marks = []
 
     def progress(t):
         if t % BLOCK == 0:
-            marks.append(time.perf_counter() - start)
+            marks.append(time.process_time() - start)
 
-    start = time.perf_counter()
+    start = time.process_time()
     run_online(make_ranker(algorithm, **params), fold, make_user("navigational", fold.max_grade), rounds, 0, 10,
                progress=progress)
     return marks
@@ -96,9 +97,9 @@ def window_cost(n_features: int = 136, repeats: int = 200) -> dict:
         with blas_threads():                                   # the runs' thread policy (one BLAS thread)
             for _ in range(repeats):
                 model.theta = np.zeros(n_features)
-                started = time.perf_counter()
+                started = time.process_time()
                 model.fit()
-                times.append(time.perf_counter() - started)
+                times.append(time.process_time() - started)
         out[f"{rows} pairs"] = round(1000 * float(np.median(times)), 3)
     return {"features": n_features, "ms_per_refit": out}
 
