@@ -60,3 +60,21 @@ def segment_ndcg(scores, keys, gains, offsets, ideal, k, out):
             dcg += gains[buffer[r]] / np.log2(r + 2.0)
         out[q] = dcg / ideal[q] if ideal[q] > 0 else np.nan
     return out
+
+
+@njit(cache=True)
+def lower_bound_above_half(prob, gram, width):
+    """certain[i, j] = prob[i, j] - width * sqrt(max(K_ii + K_jj - 2 K_ij, 0)) > 1/2 for a Gram matrix K: the
+    certain-order test of PairRank (Jia et al. 2021, Algorithm 1, line 6) and of its neural form (Jia & Wang
+    2022, Definition 3.4) in one pass, each entry by the same operations in the same order as the numpy
+    expression (so the same bits), without its n x n temporaries."""
+    n = prob.shape[0]
+    out = np.empty((n, n), dtype=np.bool_)
+    for i in range(n):
+        gii = gram[i, i]
+        for j in range(n):
+            sq = (gii + gram[j, j]) - 2.0 * gram[i, j]
+            if sq < 0.0:
+                sq = 0.0
+            out[i, j] = prob[i, j] - width * np.sqrt(sq) > 0.5
+    return out

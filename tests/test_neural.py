@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
 from olr_core.data.ranking_data import Query
 from olr_core.data.registry import load_fold
@@ -15,8 +16,11 @@ from olr_core.loop import NonFiniteModelError, run_online
 from olr_core.params import ParameterError
 from olr_core.rankers import make_ranker
 from olr_core.rankers.neural import (
+    NeuralLambdaRankGT,
     NeuralPairRank,
     lambda_pair_weights,
+    lambdarank_batch_gradient,
+    lambdarank_label_terms,
     lambdarank_score_gradient,
     pairwise_logistic_gradient,
 )
@@ -237,3 +241,151 @@ def test_a_diverging_learning_rate_is_an_error_not_nan_results(tmp_path):
     run_grid([spec, fine], store=store, progress=False, diverged=diverged)
     assert [s for s, _ in diverged] == [spec] and "learning_rate" in diverged[0][1]
     assert store.has(spec_key(fine)) and not store.has(spec_key(spec))
+
+
+# -- issue #41: the faster paths against the code they replaced, kept here as the reference ---------------------
+
+class ReferenceAdam:
+    """The Adam step before #41 (one temporary per operation)."""
+
+    def __init__(self, size, learning_rate, beta1=0.9, beta2=0.999, eps=1e-8):
+        self.lr, self.beta1, self.beta2, self.eps = learning_rate, beta1, beta2, eps
+        self.m, self.v, self.t = np.zeros(size), np.zeros(size), 0
+
+    def step(self, theta, grad):
+        self.t += 1
+        self.m = self.beta1 * self.m + (1 - self.beta1) * grad
+        self.v = self.beta2 * self.v + (1 - self.beta2) * grad * grad
+        m_hat = self.m / (1 - self.beta1 ** self.t)
+        v_hat = self.v / (1 - self.beta2 ** self.t)
+        return theta - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+def reference_pair_gradient(scorer, theta, win, lose, weight):
+    X = np.concatenate([win, lose])
+    forward = scorer.forward(X, theta)
+    s = forward[2]
+    margin = s[: len(win)] - s[len(win):]
+    loss = float((weight * np.logaddexp(0.0, -margin)).mean())
+    d_margin = -weight * expit(-margin) / len(win)
+    return loss, scorer.backward(X, theta, np.concatenate([d_margin, -d_margin]), forward)
+
+
+class ReferenceNeuralPairRank(NeuralPairRank):
+    """olRankNet / olLambdaRank as before #41: a forward pass for the scores and another for the widths, the
+    numpy certain-order test, winner and loser rows copied twice per batch, the allocating Adam."""
+
+    def start(self, train, rng):
+        super().start(train, rng)
+        if self.optimizer == "adam":
+            self.opt = ReferenceAdam(len(self.theta), self.learning_rate)
+
+    def train(self, newest):
+        n = len(self.pairs)
+        if self.training == "history":
+            order = np.concatenate([self.rng.permutation(n) for _ in range(self.epochs)])
+            batches = [order[i:i + self.batch] for i in range(0, len(order), self.batch)]
+        else:
+            ring = self.pairs.capacity
+            recent = (self.pairs.added - 1 - np.arange(min(newest, self.batch))) % ring
+            batches = [np.concatenate([recent, self.rng.integers(n, size=self.batch - len(recent))])]
+            batches += [self.rng.integers(n, size=min(self.batch, n)) for _ in range(self.steps - 1)]
+        loss = 0.0
+        for idx in batches:
+            loss, grad = reference_pair_gradient(self.scorer, self.theta, self.pairs.win[idx],
+                                                 self.pairs.lose[idx], self.pairs.weight[idx])
+            self.theta = self.opt.step(self.theta, grad + self.regularizer_gradient())
+        return loss
+
+    def certain_pairs(self, X):
+        scores = self.scorer.scores(X, self.theta)
+        prob = expit(scores[:, None] - scores[None, :])
+        if not self.explore:
+            return prob > 0.5, scores
+        return prob - self.alpha * self.pair_widths(X) > 0.5, scores
+
+
+def reference_lambdarank_score_gradient(scores, labels):
+    n = len(scores)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.argsort(-scores, kind="stable")] = np.arange(n)
+    gains = 2.0 ** labels - 1.0
+    ideal = (np.sort(gains)[::-1] / np.log2(np.arange(n) + 2.0)).sum()
+    if ideal <= 0:
+        return np.zeros(n)
+    disc = 1.0 / np.log2(rank + 2.0)
+    better = labels[:, None] > labels[None, :]
+    delta = np.abs((gains[:, None] - gains[None, :]) * (disc[:, None] - disc[None, :])) / ideal
+    lam = np.where(better, delta * expit(-(scores[:, None] - scores[None, :])), 0.0)
+    return lam.T.sum(axis=1) - lam.sum(axis=1)
+
+
+class ReferenceLambdaRankGT(NeuralLambdaRankGT):
+    """The GT skyline before #41: every batch recomputes each query's gains, ideal DCG and grade mask."""
+
+    def start(self, train, rng):
+        super().start(train, rng)
+        self.opt = ReferenceAdam(len(self.theta), self.learning_rate)
+
+    def learn(self, query, display, feedback):
+        self.history.append(query)
+        for _ in range(self.steps):
+            picks = self.rng.integers(len(self.history), size=min(self.batch_queries, len(self.history)))
+            batch = [self.history[i] for i in picks]
+            X = np.concatenate([q.features for q in batch])
+            s = self.scorer.scores(X, self.theta)
+            bounds = np.cumsum([0] + [q.n_docs for q in batch])
+            dscores = np.concatenate([reference_lambdarank_score_gradient(s[lo:hi], q.labels)
+                                      for q, lo, hi in zip(batch, bounds[:-1], bounds[1:])])
+            grad = self.scorer.backward(X, self.theta, dscores / len(batch)) + self.l2 * self.theta
+            self.theta = self.opt.step(self.theta, grad)
+
+
+def assert_same_runs(fast_ranker, slow_ranker, fold, user, rounds, seed):
+    fast = run_online(fast_ranker, fold, user, rounds, seed=seed, eval_every=25)
+    slow = run_online(slow_ranker, fold, user, rounds, seed=seed, eval_every=25)
+    assert fast.arrays().keys() == slow.arrays().keys()
+    for key, value in fast.arrays().items():
+        np.testing.assert_array_equal(value, slow.arrays()[key], err_msg=key)
+    np.testing.assert_array_equal(fast_ranker.weights(), slow_ranker.weights())
+    assert not np.array_equal(fast_ranker.weights(), fast_ranker.scorer.init(fold.n_features,
+                                                                              np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("dataset, click_model, params", [
+    ("synth-mq-net", "navigational", {}),                                       # the book's width 100
+    ("synth-mq-net", "informational", {"weighting": "lambda"}),
+    ("synth-mq", "perfect", {"width": 8, "uncertainty": "full", "optimizer": "sgd", "learning_rate": 0.1}),
+    ("synth-mq", "navigational", {"width": 16, "training": "history", "explore": False}),
+])
+def test_faster_neural_rankers_replay_the_reference_bit_for_bit(seed, dataset, click_model, params):
+    fold = load_fold(dataset, 1)
+    user = make_user(click_model, fold.max_grade)
+    fast, slow = NeuralPairRank(**params), ReferenceNeuralPairRank(**params)
+    assert_same_runs(fast, slow, fold, user, 120, seed)
+    np.testing.assert_array_equal(getattr(fast, "A_diag", 0), getattr(slow, "A_diag", 0))
+    np.testing.assert_array_equal(getattr(fast, "A_inv", 0), getattr(slow, "A_inv", 0))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gt_skyline_with_batched_lambdas_replays_the_reference_bit_for_bit(seed):
+    fold = load_fold("synth-mq-net", 1)
+    user = make_user("navigational", fold.max_grade)
+    assert_same_runs(NeuralLambdaRankGT(width=16), ReferenceLambdaRankGT(width=16), fold, user, 120, seed)
+
+
+def test_batched_lambdarank_gradient_equals_the_dense_reference_to_the_last_bit():
+    """Queries of 1 to 300 documents (past numpy's 128-term summation block), tied scores, grades 0-4 and a
+    query without a relevant document, in one batch and one at a time."""
+    rng = np.random.default_rng(5)
+    sizes = [1, 2, 7, 8, 9, 17, 64, 129, 300, 12]
+    labels = [rng.integers(0, 5, n).astype(float) for n in sizes]
+    labels[-1][:] = 0.0
+    scores = [np.round(rng.standard_normal(n), 1) for n in sizes]              # rounded: many ties
+    expected = [reference_lambdarank_score_gradient(s, y) for s, y in zip(scores, labels)]
+    batched = lambdarank_batch_gradient(np.concatenate(scores), sizes, [lambdarank_label_terms(y) for y in labels])
+    np.testing.assert_array_equal(batched, np.concatenate(expected))
+    for s, y, e in zip(scores, labels, expected):
+        np.testing.assert_array_equal(lambdarank_score_gradient(s, y), e)
+    assert not expected[-1].any() and all(e.any() for e in expected[2:-1])

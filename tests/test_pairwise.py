@@ -6,7 +6,9 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from olr_core.data import Query, load_fold
+from olr_core.kernels import lower_bound_above_half
 from olr_core.loop import run_online
+from olr_core.metrics import rank_by_scores
 from olr_core.rankers import make_ranker
 from olr_core.rankers.clickpairs import independent_pairs, pdgd_pairs
 from olr_core.rankers.pairwise import (
@@ -15,7 +17,9 @@ from olr_core.rankers.pairwise import (
     _epsilon_greedy,
     _order_blocks,
     certain_blocks,
+    display_certain_orders,
     pairwise_uncertainty,
+    transitive_closure,
 )
 from olr_core.rankers.pdgd import swap_log_ratio
 from olr_core.users import LogisticClickUser, make_user
@@ -330,3 +334,93 @@ def test_compiled_pdgd_rounds_are_offered_only_for_a_linear_scorer_and_a_kernel_
                          (make_ranker("pdgd"), own)]:
         ranker.start(fold.train, np.random.default_rng(0))
         assert ranker.compiled_rounds(user, fold.train, 10) is None
+
+
+# -- issue #41: the compiled certain-order test against the numpy expression it replaced ------------------------
+
+class ReferencePairRank(PairRank):
+    """PairRank before #41: the certain-order test as a numpy expression over n x n temporaries."""
+
+    def certain_pairs(self, X):
+        prob, norms, scores = pairwise_uncertainty(X, self.model.theta, self.Minv)
+        certain = prob - self.width() * norms > 0.5
+        return (transitive_closure(certain) if self.refine else certain), scores
+
+
+def test_compiled_certain_order_test_agrees_with_numpy_to_the_last_bit_at_the_threshold():
+    """prob placed within 3 ulps of 1/2 + width * norm (numpy's bits): any change in how the kernel forms the
+    norm (another order of the sums, a fused multiply-add) moves some of these across the threshold."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((40, 6))
+    M = rng.standard_normal((6, 6))
+    gram = X @ (M @ M.T + np.eye(6)) @ X.T
+    gram[3, 7] = gram[3, 3]                               # a negative squared norm, clipped to 0
+    diag = np.diag(gram)
+    norms = np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2.0 * gram, 0.0))
+    for width in (0.0, 0.013, 0.1, 1.7):
+        prob = 0.5 + width * norms
+        prob = prob + rng.integers(-3, 4, prob.shape) * np.spacing(prob)
+        np.testing.assert_array_equal(lower_bound_above_half(prob, gram, width), prob - width * norms > 0.5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("dataset, click_model, params", [
+    ("synth-mslr", "navigational", {"variant": "C"}),
+    ("synth-mq", "informational", {"variant": "R", "alpha": 0.5, "l2": 10.0}),
+    ("synth-mq", "perfect", {"variant": "C", "alpha_rule": "theory", "refine": True, "objective": "mean",
+                             "window": 50}),
+])
+def test_pairrank_with_the_compiled_test_replays_the_reference_bit_for_bit(seed, dataset, click_model, params):
+    fold = load_fold(dataset)
+    user = make_user(click_model, fold.max_grade)
+    fast, slow = PairRank(**params), ReferencePairRank(**params)
+    a = run_online(fast, fold, user, 150, seed=seed, eval_every=25)
+    b = run_online(slow, fold, user, 150, seed=seed, eval_every=25)
+    for key, value in a.arrays().items():
+        np.testing.assert_array_equal(value, b.arrays()[key], err_msg=key)
+    np.testing.assert_array_equal(fast.weights(), slow.weights())
+    np.testing.assert_array_equal(fast.Minv, slow.Minv)
+    assert a.stats["uncertain_pairs"].min() < a.stats["uncertain_pairs"].max()   # the test decided something
+
+
+def reference_display_certain_orders(certain, scores, rng, conservative, top=10):
+    """Blocks and diagnostics before #41: the furthest uncertain partner from an n x n numpy mask."""
+    n = len(scores)
+    order = rank_by_scores(scores, rng)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    uncertain = ~(certain | certain.T)
+    np.fill_diagonal(uncertain, True)
+    reach = np.where(uncertain[order], position[None, :], -1).max(axis=1)
+    ends = np.maximum.accumulate(reach) == np.arange(n)
+    starts = np.concatenate([[0], np.flatnonzero(ends) + 1])
+    ranking = _order_blocks(certain, order, starts, rng.random(n), conservative)
+    sizes = np.diff(starts)
+    size_at = np.repeat(sizes, sizes)
+    shown = ranking[:top]
+    decided = certain[np.ix_(shown, shown)]
+    shown_pairs = len(shown) * (len(shown) - 1) / 2
+    stats = {"n_blocks": float(len(sizes)), "uncertain_pairs": float(n * (n - 1) / 2 - certain.sum()),
+             "certain_ratio_top": float((decided | decided.T).sum() / 2 / shown_pairs) if shown_pairs else 1.0}
+    stats.update({f"block_size_at_{r}": float(size_at[r - 1]) for r in range(1, top + 1) if r <= len(size_at)})
+    return ranking, starts, stats
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_blocks_and_diagnostics_equal_the_numpy_reference(seed):
+    """Certain orders from thresholded score gaps (consistent with the scores), random relations (not), tied
+    scores, a certain diagonal, and lists of 1 to 150 documents: the same rankings, blocks and numbers, and
+    the generator left in the same state."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 2, 5, 10, 11, 40, 150):
+        scores = np.round(rng.standard_normal(n), 1)
+        gaps = scores[:, None] - scores[None, :]
+        for certain in (gaps > rng.uniform(0, 1.5), rng.random((n, n)) < 0.3, np.eye(n, dtype=bool) | (gaps > 2)):
+            for conservative in (True, False):
+                fast_rng, slow_rng = np.random.default_rng(n), np.random.default_rng(n)
+                fast = display_certain_orders(certain, scores, fast_rng, conservative)
+                ranking, starts, stats = reference_display_certain_orders(certain, scores, slow_rng, conservative)
+                np.testing.assert_array_equal(fast.ranking, ranking)
+                assert fast.stats == stats
+                assert fast_rng.random() == slow_rng.random()
+                np.testing.assert_array_equal(certain_blocks(certain, scores, np.random.default_rng(n))[1], starts)

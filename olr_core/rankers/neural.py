@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 from scipy.special import expit
 
+from ..kernels import lower_bound_above_half
 from ..loop import NonFiniteModelError
 from ..params import FLAG, at_least, choice, positive
 from .base import BaseRanker, Display
@@ -47,14 +48,25 @@ class Adam:
     def __init__(self, size: int, learning_rate: float, beta1=0.9, beta2=0.999, eps=1e-8):
         self.lr, self.beta1, self.beta2, self.eps = learning_rate, beta1, beta2, eps
         self.m, self.v, self.t = np.zeros(size), np.zeros(size), 0
+        self._work = (np.empty(size), np.empty(size))
 
     def step(self, theta: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """theta - lr m_hat / (sqrt(v_hat) + eps) (Algorithm 1 of Kingma & Ba), every product and sum in the
+        textbook order, written into preallocated buffers (the same floating-point operations, no temporaries)."""
         self.t += 1
-        self.m = self.beta1 * self.m + (1 - self.beta1) * grad
-        self.v = self.beta2 * self.v + (1 - self.beta2) * grad * grad
-        m_hat = self.m / (1 - self.beta1 ** self.t)
-        v_hat = self.v / (1 - self.beta2 ** self.t)
-        return theta - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        work, work2 = self._work
+        self.m *= self.beta1
+        self.m += np.multiply(1 - self.beta1, grad, out=work)            # beta1 m + (1 - beta1) g
+        self.v *= self.beta2
+        np.multiply(1 - self.beta2, grad, out=work)
+        self.v += np.multiply(work, grad, out=work)                       # beta2 v + ((1 - beta2) g) g
+        np.divide(self.v, 1 - self.beta2 ** self.t, out=work2)            # v_hat
+        np.sqrt(work2, out=work2)
+        work2 += self.eps
+        np.divide(self.m, 1 - self.beta1 ** self.t, out=work)             # m_hat
+        work *= self.lr
+        work /= work2
+        return theta - work
 
 
 class GradientDescent:
@@ -80,6 +92,7 @@ class PairBuffer:
         self.win, self.lose = np.zeros((size, n_features)), np.zeros((size, n_features))
         self.weight = np.zeros(size)
         self.added = 0
+        self._stacked = np.empty((0, n_features))
 
     def __len__(self) -> int:
         return self.added if self.capacity is None else min(self.added, self.capacity)
@@ -98,6 +111,16 @@ class PairBuffer:
         self.win[slots], self.lose[slots], self.weight[slots] = win, lose, weight
         self.added += len(win)
 
+    def gather(self, idx: np.ndarray) -> np.ndarray:
+        """The winner rows of pairs ``idx`` stacked over their loser rows (2 len(idx) x d), in a reused buffer."""
+        n = len(idx)
+        if len(self._stacked) < 2 * n:
+            self._stacked = np.empty((2 * n, self.win.shape[1]))
+        out = self._stacked[: 2 * n]
+        np.take(self.win, idx, axis=0, out=out[:n])
+        np.take(self.lose, idx, axis=0, out=out[n:])
+        return out
+
 
 def lambda_pair_weights(win: np.ndarray, lose: np.ndarray, n_clicks: int) -> np.ndarray:
     """olLambdaRank's weight of each click pair: |1/log2(r_w + 2) - 1/log2(r_l + 2)| / IDCG(clicks),
@@ -108,12 +131,18 @@ def lambda_pair_weights(win: np.ndarray, lose: np.ndarray, n_clicks: int) -> np.
 
 def pairwise_logistic_gradient(scorer, theta, win, lose, weight) -> tuple[float, np.ndarray]:
     """Mean over pairs of weight * log(1 + exp(-(f(x_w) - f(x_l)))) and its gradient in theta."""
-    X = np.concatenate([win, lose])
+    return stacked_pair_gradient(scorer, theta, np.concatenate([win, lose]), weight)
+
+
+def stacked_pair_gradient(scorer, theta, X, weight) -> tuple[float, np.ndarray]:
+    """:func:`pairwise_logistic_gradient` of the pairs (X[i], X[n + i]), i < n = len(weight): winners stacked
+    over losers, so a caller that gathers both into one buffer copies the rows once."""
+    n = len(weight)
     forward = scorer.forward(X, theta)
     s = forward[2]
-    margin = s[: len(win)] - s[len(win):]
+    margin = s[:n] - s[n:]
     loss = float((weight * np.logaddexp(0.0, -margin)).mean())
-    d_margin = -weight * expit(-margin) / len(win)
+    d_margin = -weight * expit(-margin) / n
     return loss, scorer.backward(X, theta, np.concatenate([d_margin, -d_margin]), forward)
 
 
@@ -224,8 +253,7 @@ class NeuralPairRank(BaseRanker):
             batches += [self.rng.integers(n, size=min(self.batch, n)) for _ in range(self.steps - 1)]
         loss = 0.0
         for idx in batches:
-            loss, grad = pairwise_logistic_gradient(self.scorer, self.theta, self.pairs.win[idx],
-                                                    self.pairs.lose[idx], self.pairs.weight[idx])
+            loss, grad = stacked_pair_gradient(self.scorer, self.theta, self.pairs.gather(idx), self.pairs.weight[idx])
             self.theta = self.opt.step(self.theta, grad + self.regularizer_gradient())
         if not np.isfinite(self.theta).all():
             raise NonFiniteModelError(f"{type(self).__name__}: the network's weights became non-finite after "
@@ -244,48 +272,78 @@ class NeuralPairRank(BaseRanker):
             Ag = self.A_inv @ g
             self.A_inv -= np.outer(Ag, Ag) / (1.0 + g @ Ag)
 
-    def pair_widths(self, X: np.ndarray) -> np.ndarray:
-        """||(g_i - g_j) / sqrt(m)||_{A^-1} for every pair of rows of X: one Gram matrix of the
-        tangent features (for the diagonal A, scaled by A^-1/2 and multiplied in single precision)."""
+    def tangent_gram(self, X: np.ndarray, layer=None) -> np.ndarray:
+        """The Gram matrix of the tangent features g(x_i) / sqrt(m) in the A^-1 inner product (for the
+        diagonal A, scaled by A^-1/2 and multiplied in single precision); ``layer``: the hidden layer
+        (W1 x, relu(W1 x)) of X at the current theta, if already computed."""
         if self.uncertainty == "diagonal":
-            pre, hidden = self.scorer.hidden_layer(X, self.theta)
+            pre, hidden = layer if layer is not None else self.scorer.hidden_layer(X, self.theta)
             _, w2 = self.scorer.split(self.theta, X.shape[1])
             d = X.shape[1]
             scale = 1.0 / np.sqrt(self.A_diag)
             G = scaled_tangent_features(pre, hidden, w2, X, scale[: len(w2) * d].reshape(len(w2), d),
                                         scale[len(w2) * d:])
-            gram = (G @ G.T).astype(np.float64)
-        else:
-            G = self.scorer.document_gradients(X, self.theta) / np.sqrt(self.width)
-            gram = G @ self.A_inv @ G.T
+            return (G @ G.T).astype(np.float64)
+        G = self.scorer.document_gradients(X, self.theta) / np.sqrt(self.width)
+        return G @ self.A_inv @ G.T
+
+    def pair_widths(self, X: np.ndarray) -> np.ndarray:
+        """||(g_i - g_j) / sqrt(m)||_{A^-1} for every pair of rows of X, from one Gram matrix."""
+        gram = self.tangent_gram(X)
         diag = np.diag(gram)
         return np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2.0 * gram, 0.0))
 
     def certain_pairs(self, X: np.ndarray):
         """(certain[i, j]: i above j is a certain order, scores); with ``explore=False`` every
-        order is certain (the greedy network, an ablation)."""
-        scores = self.scorer.scores(X, self.theta)
+        order is certain (the greedy network, an ablation). One forward pass serves the scores and
+        the widths (Definition 3.4 tested in one compiled pass over the pairs)."""
+        pre, hidden, scores = self.scorer.forward(X, self.theta)
         prob = expit(scores[:, None] - scores[None, :])
         if not self.explore:
             return prob > 0.5, scores
-        return prob - self.alpha * self.pair_widths(X) > 0.5, scores
+        return lower_bound_above_half(prob, self.tangent_gram(X, (pre, hidden)), self.alpha), scores
+
+
+def lambdarank_label_terms(labels: np.ndarray):
+    """The parts of :func:`lambdarank_score_gradient` that read the grades only: the pairs (i, j) with
+    y_i > y_j (row-major; none when the ideal DCG is 0), their gain differences G_i - G_j (G = 2^y - 1)
+    and the ideal DCG."""
+    n = len(labels)
+    gains = 2.0 ** labels - 1.0
+    ideal = (np.sort(gains)[::-1] / np.log2(np.arange(n) + 2.0)).sum()
+    i, j = np.nonzero(labels[:, None] > labels[None, :]) if ideal > 0 else (np.zeros(0, int), np.zeros(0, int))
+    return i, j, gains[i] - gains[j], ideal
+
+
+def lambdarank_batch_gradient(scores: np.ndarray, sizes: list[int], terms: list) -> np.ndarray:
+    """:func:`lambdarank_score_gradient` of consecutive queries (``sizes`` documents each, ``terms`` their
+    :func:`lambdarank_label_terms`): every query's ranking from one stable lexicographic sort, the lambdas
+    |Delta NDCG_ij| sigma(s_j - s_i) of all pairs y_i > y_j in one vectorised pass (the other entries of a
+    query's lambda matrix are 0), then each query's row and column sums of its own n x n matrix, so that
+    every sum adds the same terms in the same order as the dense form."""
+    starts = np.cumsum([0] + sizes[:-1])
+    segment = np.repeat(np.arange(len(sizes)), sizes)
+    rank = np.empty(len(scores), dtype=np.int64)
+    rank[np.lexsort((-scores, segment))] = np.arange(len(scores)) - np.repeat(starts, sizes)
+    disc = 1.0 / np.log2(rank + 2.0)
+    first = np.concatenate([t[0] + lo for t, lo in zip(terms, starts)])
+    second = np.concatenate([t[1] + lo for t, lo in zip(terms, starts)])
+    ideal = np.repeat([t[3] for t in terms], [len(t[0]) for t in terms])
+    delta = np.abs(np.concatenate([t[2] for t in terms]) * (disc[first] - disc[second])) / ideal
+    lam = delta * expit(scores[second] - scores[first])       # -(s_i - s_j) = s_j - s_i exactly
+    out, done = [], 0
+    for (i, j, _, _), n in zip(terms, sizes):
+        square = np.zeros((n, n))
+        square[i, j] = lam[done: done + len(i)]
+        done += len(i)
+        out.append(square.T.sum(axis=1) - square.sum(axis=1))   # d loss / d s_i: -sum_j lam_ij + sum_j lam_ji
+    return np.concatenate(out)
 
 
 def lambdarank_score_gradient(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """d/ds of LambdaRank's loss for one query: sum over pairs y_i > y_j of
     |Delta NDCG_ij| log(1 + exp(-(s_i - s_j))), the weights from the current ranking (held fixed)."""
-    n = len(scores)
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.argsort(-scores, kind="stable")] = np.arange(n)
-    gains = 2.0 ** labels - 1.0
-    ideal = (np.sort(gains)[::-1] / np.log2(np.arange(n) + 2.0)).sum()
-    if ideal <= 0:
-        return np.zeros(n)
-    disc = 1.0 / np.log2(rank + 2.0)
-    better = labels[:, None] > labels[None, :]
-    delta = np.abs((gains[:, None] - gains[None, :]) * (disc[:, None] - disc[None, :])) / ideal
-    lam = np.where(better, delta * expit(-(scores[:, None] - scores[None, :])), 0.0)
-    return lam.T.sum(axis=1) - lam.sum(axis=1)          # d loss / d s_i: -sum_j lam_ij + sum_j lam_ji
+    return lambdarank_batch_gradient(scores, [len(scores)], [lambdarank_label_terms(labels)])
 
 
 class NeuralLambdaRankGT(BaseRanker):
@@ -315,18 +373,17 @@ class NeuralLambdaRankGT(BaseRanker):
         return self.theta
 
     def learn(self, query, display, feedback) -> None:
-        self.history.append(query)
+        self.history.append((query, lambdarank_label_terms(query.labels)))   # the grades' terms, once a query
         for _ in range(self.steps):
             picks = self.rng.integers(len(self.history), size=min(self.batch_queries, len(self.history)))
             batch = [self.history[i] for i in picks]
-            X = np.concatenate([q.features for q in batch])
+            X = np.concatenate([q.features for q, _ in batch])
             s = self.scorer.scores(X, self.theta)
-            bounds = np.cumsum([0] + [q.n_docs for q in batch])
-            dscores = np.concatenate([lambdarank_score_gradient(s[lo:hi], q.labels)
-                                      for q, lo, hi in zip(batch, bounds[:-1], bounds[1:])])
+            dscores = lambdarank_batch_gradient(s, [q.n_docs for q, _ in batch], [terms for _, terms in batch])
             grad = self.scorer.backward(X, self.theta, dscores / len(batch)) + self.l2 * self.theta
             self.theta = self.opt.step(self.theta, grad)
         return None
 
 
-__all__ = ["NeuralLambdaRankGT", "NeuralPairRank", "lambda_pair_weights", "lambdarank_score_gradient"]
+__all__ = ["NeuralLambdaRankGT", "NeuralPairRank", "lambda_pair_weights", "lambdarank_batch_gradient",
+           "lambdarank_label_terms", "lambdarank_score_gradient"]

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 from scipy.special import expit
 
+from ..kernels import lower_bound_above_half
 from ..metrics import rank_by_scores
 from ..params import FLAG, at_least, between, choice, positive
 from .base import BaseRanker, Display
@@ -161,13 +162,18 @@ def _order_blocks(certain, order, block_start, keys, conservative):
     return out
 
 
+def pair_probabilities_and_gram(X: np.ndarray, theta: np.ndarray, Minv: np.ndarray):
+    """sigma(theta . x_ij) for all pairs, the Gram matrix X M^-1 X^T and the scores X theta."""
+    s = X @ theta
+    return expit(s[:, None] - s[None, :]), X @ Minv @ X.T, s
+
+
 def pairwise_uncertainty(X: np.ndarray, theta: np.ndarray, Minv: np.ndarray):
     """sigma(theta . x_ij) and ||x_ij||_{M^-1} for all pairs at once (one quadratic form, no loop)."""
-    s = X @ theta
-    G = X @ Minv @ X.T
+    prob, G, s = pair_probabilities_and_gram(X, theta, Minv)
     diag = np.diag(G)
     norms = np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2.0 * G, 0.0))
-    return expit(s[:, None] - s[None, :]), norms, s
+    return prob, norms, s
 
 
 def transitive_closure(relation: np.ndarray) -> np.ndarray:
@@ -180,6 +186,29 @@ def transitive_closure(relation: np.ndarray) -> np.ndarray:
         closed = step
 
 
+@njit(cache=True)
+def _block_starts(certain, order):
+    """Start of each block of ``order`` and n: a block ends at the first position r where no document at
+    or before r has an uncertain partner (neither order certain) below r."""
+    n = len(order)
+    position = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        position[order[r]] = r
+    starts = np.empty(n + 1, dtype=np.int64)
+    starts[0], count, furthest = 0, 1, -1
+    for r in range(n):
+        i = order[r]
+        reach = r
+        for c in range(n):
+            if c != i and not certain[i, c] and not certain[c, i] and position[c] > reach:
+                reach = position[c]
+        furthest = max(furthest, reach)
+        if furthest == r:
+            starts[count] = r + 1
+            count += 1
+    return starts[:count]
+
+
 def certain_blocks(certain: np.ndarray, scores: np.ndarray, rng: np.random.Generator):
     """Documents in score order and the start of each block.
 
@@ -187,16 +216,25 @@ def certain_blocks(certain: np.ndarray, scores: np.ndarray, rng: np.random.Gener
     uncertain-pair graph, merged wherever certain orders between them would form a cycle)
     are the finest runs of the score order that no uncertain pair straddles.
     """
-    n = len(scores)
     order = rank_by_scores(scores, rng)
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    uncertain = ~(certain | certain.T)
-    np.fill_diagonal(uncertain, True)
-    reach = np.where(uncertain[order], position[None, :], -1).max(axis=1)   # furthest uncertain partner
-    ends = np.maximum.accumulate(reach) == np.arange(n)
-    starts = np.concatenate([[0], np.flatnonzero(ends) + 1])
-    return order, starts
+    return order, _block_starts(certain, order)
+
+
+@njit(cache=True)
+def _display_counts(certain, ranking, top):
+    """(certain orders among all pairs, pairs of the first ``top`` shown with either order certain, counted
+    both ways as (decided | decided^T).sum() counts them)."""
+    n = certain.shape[0]
+    total = 0
+    for i in range(n):
+        for j in range(n):
+            total += certain[i, j]
+    shown = ranking[:top]
+    decided = 0
+    for a in shown:
+        for b in shown:
+            decided += certain[a, b] or certain[b, a]
+    return total, decided
 
 
 def display_certain_orders(certain: np.ndarray, scores: np.ndarray, rng: np.random.Generator,
@@ -209,14 +247,14 @@ def display_certain_orders(certain: np.ndarray, scores: np.ndarray, rng: np.rand
     order, starts = certain_blocks(certain, scores, rng)
     ranking = _order_blocks(certain, order, starts, rng.random(len(scores)), conservative)
     sizes = np.diff(starts)
-    size_at = np.repeat(sizes, sizes)
+    size_at = np.repeat(sizes, sizes)[:top].tolist()
     n = len(scores)
-    shown = ranking[:top]
-    decided = certain[np.ix_(shown, shown)]
-    shown_pairs = len(shown) * (len(shown) - 1) / 2
-    stats = {"n_blocks": float(len(sizes)), "uncertain_pairs": float(n * (n - 1) / 2 - certain.sum()),
-             "certain_ratio_top": float((decided | decided.T).sum() / 2 / shown_pairs) if shown_pairs else 1.0}
-    stats.update({f"block_size_at_{r}": float(size_at[r - 1]) for r in range(1, top + 1) if r <= len(size_at)})
+    total, decided = _display_counts(certain, ranking, top)
+    shown = min(n, top)
+    shown_pairs = shown * (shown - 1) / 2
+    stats = {"n_blocks": float(len(sizes)), "uncertain_pairs": float(n * (n - 1) / 2 - total),
+             "certain_ratio_top": float(decided / 2 / shown_pairs) if shown_pairs else 1.0}
+    stats.update({f"block_size_at_{r}": float(size) for r, size in enumerate(size_at, 1)})
     return Display(ranking, stats=stats)
 
 
@@ -263,8 +301,8 @@ class PairRank(_FittedRankNet):
     def certain_pairs(self, X: np.ndarray):
         """Certain orders (lower confidence bound above 1/2), closed transitively with ``refine``
         (the reference code's option: i > j and j > k certain make i > k certain)."""
-        prob, norms, scores = pairwise_uncertainty(X, self.model.theta, self.Minv)
-        certain = prob - self.width() * norms > 0.5
+        prob, gram, scores = pair_probabilities_and_gram(X, self.model.theta, self.Minv)
+        certain = lower_bound_above_half(prob, gram, self.width())
         return (transitive_closure(certain) if self.refine else certain), scores
 
     def rank(self, query) -> Display:
