@@ -19,9 +19,8 @@ from pathlib import Path
 import yaml
 
 PROFILES = ("quick", "paper")
-SIZE_TABLES = {"dsp": "olr_core.reproductions.dsp_claims", "pairrank": "olr_core.reproductions.pairrank_claims",
-               "topk": "olr_core.reproductions.topk_claims", "neural": "olr_core.reproductions.neural_claims",
-               "klrank": "olr_core.reproductions.klrank_claims", "book": "olr_book.sizes"}
+SIZE_TABLES = {**{paper: f"olr_core.reproductions.{paper}.experiments"
+                  for paper in ("dsp", "pairrank", "topk", "neural", "klrank")}, "book": "olr_book.sizes"}
 MANIFEST = Path("notebooks") / "manifest.yml"
 KIND_NAMES = {int: "an integer", float: "a number", list: "a list", str: "a string", bool: "true or false",
               dict: "a mapping"}

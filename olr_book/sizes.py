@@ -1,4 +1,5 @@
-"""Run sizes of the book's own pages that reproduce no paper (the papers' live in their ``*_claims.PROFILES``).
+"""Run sizes of the book's own pages that reproduce no paper (the papers' live in
+``olr_core.reproductions.<paper>.experiments.PROFILES``).
 
 ``tiny``: what a notebook runs outside the book (the tests); ``quick`` and ``paper``: the book's profiles.
 """

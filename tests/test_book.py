@@ -50,13 +50,13 @@ def test_run_sizes_are_written_in_the_profiles_tables_only():
 
 def test_page_sizes_fill_in_only_the_sizes_left_at_none(monkeypatch):
     from olr_book import page_sizes
-    from olr_core.reproductions import dsp_claims, klrank_claims
+    from olr_core.reproductions import dsp, klrank
 
     monkeypatch.chdir(ROOT / "notebooks")
-    tiny, quick = dsp_claims.PROFILES["tiny"]["figures"], dsp_claims.PROFILES["quick"]["figures"]
+    tiny, quick = dsp.experiments.PROFILES["tiny"]["figures"], dsp.experiments.PROFILES["quick"]["figures"]
     assert page_sizes("dsp_figure3", "tiny", seeds=None, rounds=None) == (tiny["seeds"], tiny["rounds"])
     assert page_sizes("dsp_figure3", "quick", seeds=2, rounds=None) == (2, quick["rounds"])
-    assert klrank_claims.PROFILES["quick"]["table2"]["rounds"] is None                # the whole stream, kept
+    assert klrank.experiments.PROFILES["quick"]["table2"]["rounds"] is None                # the whole stream, kept
     assert page_sizes("klrank_table2", "quick", seeds=None, rounds=None) == (5, None)
     with pytest.raises(ValueError, match="unknown profile 'huge'"):
         page_sizes("dsp_figure3", "huge", seeds=None)

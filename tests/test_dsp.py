@@ -7,7 +7,7 @@ def test_evaluating_once_at_the_end_changes_no_final_number():
     from olr_core.experiments import execute
     from olr_core.reproductions import dsp
 
-    once = dsp.sweep_grid("synth-mq", 1, 1, 300, "dsp_k", [2])[0]
+    once = dsp.experiments.sweep_grid("synth-mq", 1, 1, 300, "dsp_k", [2])[0]
     assert once.eval_every == 300
     often = dataclasses.replace(once, eval_every=10)
     a, b = execute(once).summary(), execute(often).summary()
