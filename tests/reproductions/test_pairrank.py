@@ -1,11 +1,12 @@
-"""The PairRank ablation's analysis (olr_core.reproductions.pairrank.analysis) on run frames built by hand."""
+"""The PairRank chapter's package (olr_core.reproductions.pairrank): the ablation's analysis on run frames built by
+hand, the code configuration's grids and the claims' derived columns."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from olr_core.claims import MIN_PAIRS, mean_interval
-from olr_core.reproductions.pairrank import analysis, experiments
+from olr_core.reproductions.pairrank import analysis, claims, experiments
 
 METRIC = "final_offline_ndcg10"
 USERS = ("perfect", "navigational", "informational")
@@ -150,3 +151,39 @@ def test_reading_from_runs_follows_the_run_count(seeds, start):
                                analysis.on_dataset(runs, VARIANTS, METRIC, "synth-mq-linear"),
                                analysis.on_dataset(runs, VARIANTS, METRIC, "synth-mq"))
     assert text.startswith(start)
+
+
+def test_pairrank_code_configuration_changes_pairrank_pdgd_and_the_users_only():
+    from olr_core.reproductions.sources import plain
+
+    text = experiments.experiments("tiny", "text", ["synth-mslr", "mq2008"])["main"]
+    code = experiments.experiments("tiny", "code", ["synth-mslr", "mq2008"])["main"]
+    assert {s.dataset for s in code} == {"mq2008"}              # the real data set only
+    same = [s for s in text if s.dataset == "mq2008"]
+    assert [(s.algorithm, s.click_model, s.seed) for s in same] == [(s.algorithm, s.click_model, s.seed) for s in code]
+    for before, after in zip(same, code):
+        assert after.stop_rule == "every_position"
+        if after.algorithm in experiments.CODE_PARAMS:          # PairRank_C, PairRank_R and PDGD
+            assert after.params == {**before.params, **plain(experiments.CODE_PARAMS[after.algorithm])}
+        else:
+            assert after.params == before.params
+    assert {c.id for c in claims.CLAIMS if "code" in c.configs} == {
+        "F3-best-offline", "F3-c-over-r", "F3-perfect-converges", "F4-best-online", "F4-c-over-r", "F5-closest"}
+    assert experiments.experiments("tiny", "code", ["synth-mslr"])["main"][0].dataset == "synth-mslr"
+
+def test_pairrank_convergence_pairs_its_perfect_user_runs_with_offline_ranknet():
+    for config in ("text", "code"):
+        grids = experiments.experiments("tiny", config, ["synth-mslr", "mq2008"])
+        runs = grids["convergence"]
+        online = [s for s in runs if s.algorithm == "pairrank_c"]
+        assert online and all(s in grids["main"] for s in online)     # the main grid's runs, computed once
+        assert {s.click_model for s in runs} == {"perfect"}
+        keys = {(s.dataset, s.fold, s.seed) for s in online}
+        assert keys == {(s.dataset, s.fold, s.seed) for s in runs if s.algorithm == "offline_ranknet"}
+
+def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
+    frame = pd.DataFrame({**{f"mean:block_size_at_{r}": [2.0, 1.0, np.nan] for r in range(1, 10)},
+                          "mean:block_size_at_10": [5.0, 1.0, np.nan]})
+    excess = analysis.block_excess(frame)
+    assert excess[0] == 3.0 and excess[1] == 0.0 and np.isnan(excess[2])    # the last: a run without blocks
+    assert analysis.block_excess(frame.drop(columns="mean:block_size_at_10")).isna().all()

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import eigh
 
+from ...claims import mean_interval
 from ...data.ranking_data import RankingData
 from ...data.registry import load_fold
 
@@ -112,3 +113,24 @@ def lda_overlap_excess(dataset: str, seed: int, data_dir=None) -> tuple[float, f
     size = min(load_fold(dataset, 1, data_dir).train.n_queries, 800)
     overlap = lda_overlap(dataset, data_dir, seed, size)
     return overlap, overlap - lda_overlap(linear_control(dataset, data_dir), data_dir, seed, size)
+
+
+# -- the ablation's reading: a variant against the chapter's olRankNet on paired seeds ---------------------------
+
+def paired_reading(runs: pd.DataFrame, variant: str, reference: str, metric: str = "final_offline_ndcg10",
+                   level: float = 0.05) -> tuple[str, str]:
+    """(comparison, interval text) of ``variant`` against ``reference`` in ``metric``, paired by seed over the runs
+    of ``runs`` (a ``variant`` column): "better than" or "worse than" where the Student-t interval of the mean
+    paired difference (:func:`olr_core.claims.mean_interval`, two-sided ``level``) excludes 0, else "not
+    distinguishable from"; with fewer than two paired seeds no interval, "not comparable at one seed with"."""
+    paired = runs.pivot_table(index="seed", columns="variant", values=metric)
+    if variant not in paired or reference not in paired:
+        return "not comparable at one seed with", "one seed: no interval"
+    gap = (paired[variant] - paired[reference]).dropna()
+    if len(gap) < 2:
+        return "not comparable at one seed with", "one seed: no interval"
+    _, interval, pairs = mean_interval(gap.to_numpy(float))
+    low, high = (float(v) for v in interval(level))
+    comparison = "better than" if low > 0 else "worse than" if high < 0 else "not distinguishable from"
+    return comparison, (f"{100 * (1 - level):.3g} % interval of the paired difference [{low:+.3f}, {high:+.3f}] "
+                        f"over {pairs} seeds")
