@@ -26,9 +26,14 @@ KIND_NAMES = {int: "an integer", float: "a number", list: "a list", str: "a stri
               dict: "a mapping"}
 
 
+# The page parameters that size a page's computation: seeds and rounds of runs, and the simulated sessions, sampled
+# directions, queries and data sample of the pages that run no grid (click models, DSP theory, LDA).
+RUN_SIZE_NAMES = ("seeds", "rounds", "sessions", "fit_sessions", "samples", "moment_samples", "queries", "sample")
+
+
 def is_run_size(name: str) -> bool:
     """Whether a page parameter is a run size (its value lives in a ``PROFILES`` table only)."""
-    return name in ("seeds", "rounds") or name.endswith("_rounds")
+    return name in RUN_SIZE_NAMES or name.endswith("_rounds")
 
 
 def project_root(start: Path | None = None) -> Path:
