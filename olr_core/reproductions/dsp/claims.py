@@ -1,4 +1,4 @@
-"""The claims of Wang et al. (SIGIR 2019), Section 4, and the runs that test them.
+"""The claims of Wang et al. (SIGIR 2019), Section 4; the runs that test them: :mod:`.experiments`.
 
 Experiments (each a grid of runs, sized by profile): ``main`` (Tables 2-3, Figure 2, on
 MQ2008, the one data set of the paper that CI has, and on the synthetic default at the paper
@@ -134,7 +134,6 @@ def paper_cells(claim: Claim) -> dict:
 
 
 # -- Theorem 3.1's scope (issue #36) -----------------------------------------------------------------------------
-
 
 INVARIANT = 1e-9        # a reflection defect below this is zero up to rounding
 

@@ -59,7 +59,6 @@ def table2(frame: pd.DataFrame) -> pd.DataFrame:
 
 # -- regret against the best fixed policy of each cycle ---------------------------------------------
 
-
 def _padded(stream: LibraryStream, begin: int, end: int, chosen: np.ndarray):
     """The queries begin..end-1 as a padded matrix of local item indices, its mask, and the chosen column."""
     width = int(stream.n_candidates[begin:end].max())
@@ -156,7 +155,6 @@ def loglog_slope(T, regret) -> float:
 
 # -- Remark 3.3: pairwise preferences as a special case (issue #36) ----------------------------------------------
 
-
 def pairwise_special_case_gap(seed: int = 0, draws: int = 1000, scale: float = 3.0) -> float:
     """The largest difference, over ``draws`` random fitness vectors of two candidates, between the K-L cost of a
     choice (and its gradient) and the pairwise logistic (RankNet) loss of the chosen item over the other (and
@@ -174,7 +172,6 @@ def pairwise_special_case_gap(seed: int = 0, draws: int = 1000, scale: float = 3
 
 
 # -- the columns the claims read ------------------------------------------------------------------
-
 
 def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
              **_) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The claims of Delage (KDD 2009), Section 5.2 and Theorem 4.4, and the runs that test them.
+"""The claims of Delage (KDD 2009), Section 5.2 and Theorem 4.4; the runs that test them: :mod:`.experiments`.
 
 Two experiments. ``table2``: the eight rankers over the whole Cora stream (the paper's
 data; our copy has no years, so papers enter in citation order) and over the synthetic
@@ -78,7 +78,6 @@ def paper_cells(claim: Claim) -> dict:
 
 
 # -- claims of the analysis the book had neither stated nor tested (issue #36) -----------------------------------
-
 
 ROUNDING = 1e-12
 

@@ -24,7 +24,6 @@ def table2_grid(datasets, seeds: int, rounds: int | None = None, data_dir=None) 
 
 # -- the claims' experiments and their sizes -------------------------------------------------------
 
-
 # Sizes of each experiment per profile, their only copy (rounds None: the whole stream); the book's pages take
 # theirs from here too (notebooks/manifest.yml names the experiment; the regret page's adversarial and growth
 # horizons are its own).

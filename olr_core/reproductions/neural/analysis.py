@@ -13,7 +13,6 @@ from ...data.registry import load_fold
 
 # -- Figure 3: a linear discriminant projection --------------------------------------------------
 
-
 def lda_projection(data: RankingData, dims: int = 2, shrinkage: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
     """Fisher's linear discriminant analysis by grade: the ``dims`` directions maximising
     between-grade over within-grade scatter (generalised eigenproblem S_b v = l S_w v, S_w
@@ -46,7 +45,6 @@ def grade_overlap(projected: np.ndarray, labels: np.ndarray) -> float:
 
 # -- the theory check -------------------------------------------------------------------------
 
-
 def loglog_slope(rounds: np.ndarray, cumulative: np.ndarray, start_fraction: float = 0.5) -> float:
     """Least-squares slope of log(cumulative regret) on log(t) over the last part of the run."""
     t = np.asarray(rounds, dtype=float)
@@ -66,7 +64,6 @@ def misordered_slopes(specs, store, data_dir=None) -> np.ndarray:
 
 
 # -- the columns the claims read ------------------------------------------------------------------
-
 
 LINEAR_CONTROLS = {2: "synth-mq-linear", 4: "synth-mq-5g-linear"}   # by highest grade: the same grades and shares
 

@@ -1,4 +1,4 @@
-"""The claims of Jia & Wang (WWW 2022), Section 5, and the runs that test them.
+"""The claims of Jia & Wang (WWW 2022), Section 5; the runs that test them: :mod:`.experiments`.
 
 Two experiments: ``main`` (Figures 3-6) runs the nine methods under three users on the
 MSLR-sized synthetic default and on MQ2008 when present (MSLR-WEB10K / Yahoo! when a data
@@ -84,7 +84,6 @@ def paper_cells(claim: Claim) -> dict:
 
 
 # -- the regret theorem (issue #36) ------------------------------------------------------------------------------
-
 
 THEORY_CLAIMS = [
     Claim(PAPER, "T4.4-sublinear", "Theorem 4.4", "In a well-specified world (relevance a known ReLU network, users "

@@ -95,7 +95,6 @@ def display_name(algorithm: str) -> str:
 
 # -- the ablation: the paper's text, the authors' code, and our bounded training -------------------
 
-
 def ablation_variants(tuned: dict, width: int) -> dict[str, dict]:
     """Label -> olRankNet parameters: as the chapter runs it, each choice the text and the code
     differ on, the whole-history refit, the full A (at a width where it fits), and no exploration."""

@@ -32,7 +32,6 @@ def budget_table(specs, choice: dict, display=str) -> pd.DataFrame:
 
 # -- the ablation's reading: each variant against PDGD on paired intervals ---------------------------
 
-
 PAPER_VARIANT = "PairRank_C (paper)"
 
 ABLATION_PAIR_KEYS = ["dataset", "fold", "click_model", "seed"]     # a pair: the same data, user and seed

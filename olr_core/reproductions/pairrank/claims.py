@@ -1,4 +1,4 @@
-"""The claims of Jia et al. (WWW 2021), Section 4, and the runs that test them.
+"""The claims of Jia et al. (WWW 2021), Section 4; the runs that test them: :mod:`.experiments`.
 
 One experiment, ``main`` (Figures 3-7): seven algorithms under three users, on the
 MSLR-sized synthetic default and on MQ2008 when present, with the hyper-parameters chosen
@@ -96,7 +96,6 @@ def paper_cells(claim: Claim) -> dict:
 
 
 # -- the regret theorem (issue #36): what the chapter's bound predicts at this horizon -----------------------------
-
 
 THEORY_CLAIMS = [
     Claim(PAPER, "T8-sublinear", "Theorem 8", "In a well-specified world (relevance linear in the features, users who "

@@ -162,7 +162,6 @@ class CoverageProbe(PairRank):
 
 # -- the ablation: which of the authors' code's choices move PairRank against PDGD ------------------
 
-
 CODE_STOP_RULE = "every_position"
 WHOLE_HISTORY = {"window": 100_000, "newton_steps": 5}
 
@@ -259,7 +258,6 @@ def variant_of(spec, variants: dict) -> str:
 
 
 # -- the claims' experiments and their sizes -------------------------------------------------------
-
 
 # Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
 # take theirs from here too (notebooks/manifest.yml names the experiment; tuning, ablation and simulation, the

@@ -35,7 +35,6 @@ def running_average(values: np.ndarray) -> np.ndarray:
 
 # -- the best fixed ranker in hindsight -------------------------------------------------------------
 
-
 def _pairs(data: RankingData):
     """Every ordered pair (i, j) of documents of one query with grade_i > grade_j, and its query."""
     first, second, owner = [], [], []
@@ -176,7 +175,6 @@ def loglog_slope(T: np.ndarray, regret: np.ndarray, later: float = 1 / 8) -> flo
 
 # -- Theorem 5.2: two worlds that top-1 feedback cannot tell apart -----------------------------------
 
-
 def indistinguishable_pair() -> tuple[list, list]:
     """Two distributions over binary grade vectors of three documents, as (probability, grades) lists.
 
@@ -238,7 +236,6 @@ def calibrated_regret_floor() -> float:
 
 # -- the per-round cost (Section 4.2: O(m log m) per round) ------------------------------------------------------
 
-
 COST_LEVELS = ((1024, 2048, 4096, 8192), (16384, 32768, 65536, 131072))
 
 
@@ -281,7 +278,6 @@ def cost_exponent(surrogate: str = "squared", levels=COST_LEVELS, rounds: int = 
 
 
 # -- the columns the claims read ------------------------------------------------------------------
-
 
 def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
              jobs: int = 1, **_) -> pd.DataFrame:

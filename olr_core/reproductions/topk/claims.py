@@ -1,4 +1,4 @@
-"""The claims of Chaudhuri and Tewari (AISTATS 2016), Section 6 and Theorem 4.1, and the runs that test them.
+"""The claims of Chaudhuri and Tewari (AISTATS 2016), Section 6 and Theorem 4.1 (their runs: :mod:`.experiments`).
 
 Two experiments. ``figure1``: the four RTop-kF learners, full-feedback online ListNet and a
 random ranker on the five-grade MSLR-sized synthetic default, MQ2008, and Yahoo! / Yandex
@@ -86,7 +86,6 @@ def paper_cells(claim: Claim) -> dict:
 
 
 # -- claims of the analysis the book had neither stated nor tested (issue #36) -----------------------------------
-
 
 COST_SLOPE = 1 + 1 / np.log(COST_LEVELS[0][0])     # m log m's local log-log slope at the smallest m (1.144)
 

@@ -67,7 +67,6 @@ def figure1_grid(datasets, seeds: int, rounds: int, config: str = "text", algori
 
 # -- the regret check's runs ------------------------------------------------------------------------
 
-
 def regret_grid(dataset: str, seeds: int, rounds: int, gammas=(0.1,), ks=(None,), surrogates=("squared", "kl"),
                 eta0: float = 0.1) -> list[RunSpec]:
     """Audited runs (each round's played surrogate loss recorded) for the regret check."""
