@@ -129,3 +129,38 @@ def test_the_claims_registry_reads_the_papers_gains_from_the_analysis():
     expected = round(100 * (paper.paper_mean[("perfect", "mgd_dsp")] / paper.paper_mean[("perfect", "mgd")] - 1), 2)
     assert claim.paper_number["mq2008/perfect"] == expected
     assert set(experiments.PROFILES) == {"tiny", "quick", "paper"}
+
+
+def _ablation_runs(config_gains: dict, seeds: int = 5) -> pd.DataFrame:
+    """MGD (0.5) and MGD-DSP (0.5 (1 + gain)) under one user, each configuration over ``seeds`` seeds; the gain
+    wobbles by seed so that the paired test has a spread."""
+    rows = []
+    for config, gain in config_gains.items():
+        for seed in range(seeds):
+            wobble = 0.002 * (seed - (seeds - 1) / 2)
+            rows += [{"config": config, "dataset": "mq2008", "click_model": "perfect", "fold": 1, "seed": seed,
+                      "algorithm": "mgd", "online": 0.5},
+                     {"config": config, "dataset": "mq2008", "click_model": "perfect", "fold": 1, "seed": seed,
+                      "algorithm": "mgd_dsp", "online": 0.5 * (1 + gain) + wobble}]
+    return pd.DataFrame(rows)
+
+
+def test_the_ablation_gains_mark_a_paired_test_only_from_five_pairs():
+    gains = analysis.ablation_gains(_ablation_runs({"text": 0.02, "code": 0.0}), "online").set_index("config")
+    assert abs(gains.loc["text", "gain_%"] - 2.0) < 1e-9 and gains.loc["text", "pairs"] == 5
+    assert gains.loc["text", "cell"] == "+2.0%*" and gains.loc["code", "cell"] == "+0.0%"
+    four = analysis.ablation_gains(_ablation_runs({"text": 0.02}, seeds=4), "online")
+    assert np.isnan(four.loc[0, "p"]) and four.loc[0, "cell"] == "+2.0%"            # below 5 pairs: no mark
+
+
+def test_the_ablation_names_the_choices_whose_drop_halves_the_codes_gain():
+    gains = analysis.ablation_gains(_ablation_runs({
+        "text": 0.01, "code": 0.06, "text+learning_rate": 0.04, "text+decay": 0.005,
+        "code-learning_rate": 0.02, "code-decay": 0.055}), "online")
+    effects = analysis.ablation_effects(gains)
+    assert sorted(effects["dropped"]) == ["decay", "learning_rate"] and effects["needed"] == ["learning_rate"]
+    assert effects["top"] == "learning_rate"
+    np.testing.assert_allclose(effects["change"][["learning_rate", "decay"]], [3.0, -0.5], atol=1e-9)
+    np.testing.assert_allclose(effects["interaction"], (6.0 - 1.0) - 2.5, atol=1e-9)
+    none = analysis.ablation_effects(gains[gains.config.isin(["text", "code"])])
+    assert none["top"] is None and none["needed"] == [] and none["dropped"] == []

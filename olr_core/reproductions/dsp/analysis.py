@@ -167,3 +167,39 @@ def decorate(name: str, specs, frame: pd.DataFrame, data_dir=None, **_) -> pd.Da
             reflection_defect(s.algorithm, s.dataset, s.fold, s.seed, data_dir) if s.algorithm == "nsgd_dsp"
             else float("nan") for s in specs])
     return frame
+
+
+# -- the ablation page: the MGD-DSP gain in each configuration, and which code choices it needs ------------------
+
+def ablation_gains(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One row per configuration, data set and user: the gain of MGD-DSP over MGD in % of MGD's mean ``metric``
+    over the runs both have (same fold and seed), the paired t-test's p (NaN below 5 pairs, :func:`paired_test`),
+    the pairs, and the cell's text ('+6.2%*': * where p < 0.05)."""
+    rows = []
+    for (config, dataset, click), part in runs.groupby(["config", "dataset", "click_model"], sort=False):
+        wide = part.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric).dropna()
+        if not {"mgd", "mgd_dsp"} <= set(wide):
+            continue
+        rows.append({"config": config, "dataset": dataset, "click_model": click,
+                     "gain_%": 100 * (wide["mgd_dsp"].mean() / wide["mgd"].mean() - 1),
+                     "p": paired_test(wide["mgd_dsp"], wide["mgd"]), "pairs": len(wide)})
+    gains = pd.DataFrame(rows, columns=["config", "dataset", "click_model", "gain_%", "p", "pairs"])
+    marks = ["*" if p < 0.05 else "" for p in gains["p"].fillna(1.0)]
+    return gains.assign(cell=[f"{g:+.1f}%{m}" for g, m in zip(gains["gain_%"], marks)])
+
+
+def ablation_effects(gains: pd.DataFrame) -> dict:
+    """What the ablation's gains (:func:`ablation_gains`, mean over cells per configuration) say about the code's
+    choices: ``text`` and ``code`` gains; ``dropped``, the choices dropped one at a time in these runs; ``needed``,
+    those whose drop leaves less than half the code's gain; ``change``, each choice's change of the text's gain
+    when switched on alone; ``top``, the largest such change (None without single switches); ``interaction``, the
+    code's change over the text minus the sum of the single changes."""
+    mean_gain = gains.groupby("config")["gain_%"].mean()
+    text_gain, code_gain = float(mean_gain.get("text", np.nan)), float(mean_gain.get("code", np.nan))
+    dropped = mean_gain[mean_gain.index.str.startswith("code-")]
+    single = mean_gain[mean_gain.index.str.startswith("text+")]
+    change = (single - text_gain).rename(lambda c: c.removeprefix("text+"))
+    return {"text": text_gain, "code": code_gain, "dropped": [c.removeprefix("code-") for c in dropped.index],
+            "needed": [c.removeprefix("code-") for c, g in dropped.items() if g < code_gain / 2],
+            "change": change, "top": change.abs().idxmax() if len(change) else None,
+            "interaction": (code_gain - text_gain) - float(change.sum())}
