@@ -30,7 +30,7 @@ from olr_core.data import DataNotFoundError, load_fold
 from olr_core.loop import run_online
 from olr_core.rankers import make_ranker
 from olr_core.rankers.pairwise import OnlinePairwiseLogistic
-from olr_core.reproductions.pairrank import CODE_PAIRRANK
+from olr_core.reproductions.pairrank.experiments import CODE_PAIRRANK
 from olr_core.reproductions.sources import plain
 from olr_core.threads import blas_threads
 from olr_core.users import make_user

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from common import data_dir, idle_and_busy, olr_run_seconds
 
-from olr_core.reproductions.topk import USERS
+from olr_core.reproductions.topk.experiments import USERS
 
 LEARNERS = ["topk_squared", "topk_kl", "topk_ranksvm", "topk_smoothdcg", "listnet_full"]
 ROUNDS = {"mq2008": 20_000, "synth-mq": 20_000, "synth-mslr": 5_000}

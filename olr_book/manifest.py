@@ -19,17 +19,21 @@ from pathlib import Path
 import yaml
 
 PROFILES = ("quick", "paper")
-SIZE_TABLES = {"dsp": "olr_core.reproductions.dsp_claims", "pairrank": "olr_core.reproductions.pairrank_claims",
-               "topk": "olr_core.reproductions.topk_claims", "neural": "olr_core.reproductions.neural_claims",
-               "klrank": "olr_core.reproductions.klrank_claims", "book": "olr_book.sizes"}
+SIZE_TABLES = {**{paper: f"olr_core.reproductions.{paper}.experiments"
+                  for paper in ("dsp", "pairrank", "topk", "neural", "klrank")}, "book": "olr_book.sizes"}
 MANIFEST = Path("notebooks") / "manifest.yml"
 KIND_NAMES = {int: "an integer", float: "a number", list: "a list", str: "a string", bool: "true or false",
               dict: "a mapping"}
 
 
+# The page parameters that size a page's computation: seeds and rounds of runs, and the simulated sessions, sampled
+# directions, queries and data sample of the pages that run no grid (click models, DSP theory, LDA).
+RUN_SIZE_NAMES = ("seeds", "rounds", "sessions", "fit_sessions", "samples", "moment_samples", "queries", "sample")
+
+
 def is_run_size(name: str) -> bool:
     """Whether a page parameter is a run size (its value lives in a ``PROFILES`` table only)."""
-    return name in ("seeds", "rounds") or name.endswith("_rounds")
+    return name in RUN_SIZE_NAMES or name.endswith("_rounds")
 
 
 def project_root(start: Path | None = None) -> Path:

@@ -25,10 +25,13 @@ def test_manifest_lists_every_notebook_with_both_profiles():
 
 
 def test_run_sizes_are_written_in_the_profiles_tables_only():
-    """No seeds or rounds number in the manifest or a parameters cell: each page names a PROFILES experiment,
+    """No run size (seeds, rounds, and the sessions, samples, queries or data sample of the pages that run no
+    grid) in the manifest or a parameters cell: each page names a PROFILES experiment,
     its parameters cell leaves the sizes at None, and a cell of its own resolves them when no book sets them."""
     import yaml
 
+    assert all(is_run_size(name) for name in ("seeds", "rounds", "cosine_rounds", "sessions", "fit_sessions",
+                                              "samples", "moment_samples", "queries", "sample"))
     manifest = yaml.safe_load((ROOT / "notebooks" / "manifest.yml").read_text())["notebooks"]
     for entry in manifest:
         for values in (entry.get("common") or {}, *(v or {} for v in entry["profiles"].values())):
@@ -50,13 +53,13 @@ def test_run_sizes_are_written_in_the_profiles_tables_only():
 
 def test_page_sizes_fill_in_only_the_sizes_left_at_none(monkeypatch):
     from olr_book import page_sizes
-    from olr_core.reproductions import dsp_claims, klrank_claims
+    from olr_core.reproductions import dsp, klrank
 
     monkeypatch.chdir(ROOT / "notebooks")
-    tiny, quick = dsp_claims.PROFILES["tiny"]["figures"], dsp_claims.PROFILES["quick"]["figures"]
+    tiny, quick = dsp.experiments.PROFILES["tiny"]["figures"], dsp.experiments.PROFILES["quick"]["figures"]
     assert page_sizes("dsp_figure3", "tiny", seeds=None, rounds=None) == (tiny["seeds"], tiny["rounds"])
     assert page_sizes("dsp_figure3", "quick", seeds=2, rounds=None) == (2, quick["rounds"])
-    assert klrank_claims.PROFILES["quick"]["table2"]["rounds"] is None                # the whole stream, kept
+    assert klrank.experiments.PROFILES["quick"]["table2"]["rounds"] is None                # the whole stream, kept
     assert page_sizes("klrank_table2", "quick", seeds=None, rounds=None) == (5, None)
     with pytest.raises(ValueError, match="unknown profile 'huge'"):
         page_sizes("dsp_figure3", "huge", seeds=None)
@@ -69,15 +72,17 @@ def test_page_sizes_fill_in_only_the_sizes_left_at_none(monkeypatch):
      "sets ['seeds']: run sizes come from its sizes 'dsp.main' only"),
     ("{notebook: p.ipynb, sizes: dsp.mian, profiles: {quick: {}, paper: {}}}", "has no experiment 'mian'"),
     ("{notebook: p.ipynb, sizes: nobody.main, profiles: {quick: {}, paper: {}}}", "names no paper"),
-    ("{notebook: p.ipynb, profiles: {quick: {}, paper: {}}}", "run-size parameters ['seeds', 'rounds']"),
+    ("{notebook: p.ipynb, profiles: {quick: {}, paper: {}}}", "run-size parameters ['seeds', 'rounds', 'sessions']"),
     ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {seedz: 1}, paper: {}}}", "sets ['seedz']"),
+    ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {}, paper: {sessions: 9}}}",
+     "sets ['sessions']: run sizes come from its sizes 'dsp.main' only"),
 ])
 def test_a_manifest_that_writes_run_sizes_or_names_no_table_is_refused(tmp_path, entry, named):
     import nbformat
 
     (tmp_path / "notebooks").mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("profile = 'tiny'\nseeds = None\nrounds = None\nfolds = [1]",
+    nb.cells = [nbformat.v4.new_code_cell("profile = 'tiny'\nseeds = None\nrounds = None\nfolds = [1]\nsessions = None",
                                           metadata={"tags": ["parameters"]})]
     nbformat.write(nb, tmp_path / "notebooks" / "p.ipynb")
     (tmp_path / "notebooks" / "manifest.yml").write_text(f"notebooks:\n  - {entry}\n")

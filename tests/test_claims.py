@@ -12,8 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from olr_core.claims import RULES, VERDICTS, Claim, judge
 from olr_core.data import get_spec
-from olr_core.rankers import make_ranker
-from olr_core.reproductions import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
+from olr_core.reproductions import dsp, klrank, neural, pairrank, topk
 from olr_core.reproductions.verdicts import PAPERS, records_frame
 
 PAPERS_DIR = Path(__file__).resolve().parents[2] / "shared" / "papers"
@@ -211,38 +210,26 @@ def test_records_have_the_contracted_keys():
     assert record["verdict"] in VERDICTS and list(records_frame([record]).columns)[:3] == ["paper", "id", "source"]
 
 
-@pytest.mark.parametrize("module", list(PAPERS.values()))
-def test_every_claim_uses_a_known_rule_and_experiment(module):
-    ids = [c.id for c in module.CLAIMS]
+@pytest.mark.parametrize("package", list(PAPERS.values()))
+def test_every_claim_uses_a_known_rule_and_experiment(package):
+    ids = [c.id for c in package.claims.CLAIMS]
     assert len(ids) == len(set(ids))
-    for c in module.CLAIMS:
+    for c in package.claims.CLAIMS:
         assert c.rule in RULES
-        datasets = [d for d in module.MAIN_DATASETS if get_spec(d).synthetic]
+        datasets = [d for d in package.experiments.MAIN_DATASETS if get_spec(d).synthetic]
         for config in c.configs:          # every configuration a claim is judged in runs its experiment
-            assert c.experiment in ("none", *module.experiments("quick", config, datasets)), (c.id, config)
-        assert set(c.configs) <= set(module.CONFIGS)
-
-
-def test_every_dsp_table_and_figure_claim_is_judged_as_the_text_says_and_as_the_code_ran():
-    for c in dsp_claims.CLAIMS:
-        if c.rule != "not_testable":
-            assert set(c.configs) == {"text", "code"}, c.id
-    text, code = (dsp_claims.experiments("quick", config, ["mq2008"]) for config in ("text", "code"))
-    assert set(text) == set(code) == {"main", "lambda", "cosine", "gt", "k", "r"}
-    for name in ("lambda", "cosine", "gt", "k", "r"):     # the same runs, in the code's configuration
-        assert [(s.algorithm, s.click_model, s.seed) for s in text[name]] == \
-            [(s.algorithm, s.click_model, s.seed) for s in code[name]]
-        assert all(s.stop_rule == "every_position" and s.params.get("learning_rate") == 0.01 for s in code[name])
+            assert c.experiment in ("none", *package.experiments.experiments("quick", config, datasets)), (c.id, config)
+        assert set(c.configs) <= set(package.claims.CONFIGS)
 
 
 @pytest.mark.parametrize("module, paper_file, section, sources, not_results", [
-    (dsp_claims, "004_e263bc3a2bd40a73.txt", "Experiment", {"Table 2", "Table 3", "Figure 2", "Figure 3", "Figure 4"},
+    (dsp.claims, "004_e263bc3a2bd40a73.txt", "Experiment", {"Table 2", "Table 3", "Figure 2", "Figure 3", "Figure 4"},
      {"Table 1", "Figure 1"}),
-    (pairrank_claims, "000_d0fa57a9f4b090a1.txt", "Experiment",
+    (pairrank.claims, "000_d0fa57a9f4b090a1.txt", "Experiment",
      {"Figure 3", "Figure 4", "Figure 5", "Figure 6", "Figure 7"}, {"Table 1", "Figure 1"}),
-    (topk_claims, "003_c746c843f07ddb86.txt", "6 Empirical Results", {"Figure 1"}, set()),
-    (klrank_claims, "002_11cbd81aa9f204e5.txt", "5 Experiments", {"Table 2"}, set()),
-    (neural_claims, "001_b5c7dc5fd4a3760f.txt", "5 EXPERIMENTS", {"Figure 3", "Figure 4", "Figure 5", "Figure 6"},
+    (topk.claims, "003_c746c843f07ddb86.txt", "6 Empirical Results", {"Figure 1"}, set()),
+    (klrank.claims, "002_11cbd81aa9f204e5.txt", "5 Experiments", {"Table 2"}, set()),
+    (neural.claims, "001_b5c7dc5fd4a3760f.txt", "5 EXPERIMENTS", {"Figure 3", "Figure 4", "Figure 5", "Figure 6"},
      {"Table 1"}),
 ])
 def test_the_registry_covers_every_table_and_figure_of_the_experiments(module, paper_file, section, sources,
@@ -257,43 +244,16 @@ def test_the_registry_covers_every_table_and_figure_of_the_experiments(module, p
         assert named - not_results <= sources      # (not_results: set-up tables, e.g. the click models)
 
 
-def test_dsp_configurations_differ_only_where_the_code_does():
-    from olr_core.reproductions import dsp
-
-    assert dsp.config_params("text", "mgd_dsp") == ({}, "after_click")
-    params, rule = dsp.config_params("code", "mgd_dsp")
-    assert params == {"learning_rate": 0.01, "multileave": "probabilistic", "credit_samples": 10_000,
-                      "decay": 1.0, "dsp_renormalize": True}
-    assert rule == "every_position"
-    assert dsp.config_params("code", "dbgd")[0] == {"learning_rate": 0.01, "multileave": "probabilistic",
-                                                    "credit_samples": 10_000}
-    assert dsp.config_params("code", "nsgd")[0] == {"learning_rate": 0.01, "decay": 1.0,   # team draft
-                                                    "winners": "mean"}
-    assert dsp.config_params("text+decay", "dbgd") == ({}, "after_click")
-    assert dsp.config_params("text+stop_rule", "dbgd") == ({}, "every_position")
-    exact, _ = dsp.config_params("code-credit", "mgd_dsp")
-    assert exact == {k: v for k, v in params.items() if k != "credit_samples"}
-    # the sampled credit needs probabilistic multileaving: dropping that drops the credit too
-    assert "credit_samples" not in dsp.config_params("code-multileave", "mgd")[0]
-    assert "text+credit" not in dsp.CONFIGS
-    for config in dsp.CONFIGS:                        # every configuration makes valid rankers
-        for algorithm in dsp.ALGORITHMS:
-            make_ranker(algorithm, **dsp.config_params(config, algorithm)[0])
-    for bad in ("text+nothing", "code+credit", "text+credit"):
-        with pytest.raises(ValueError, match="unknown DSP configuration"):
-            dsp.config_params(bad, "dbgd")
-
-
 def test_every_experiment_the_quick_profile_judges_has_five_paired_runs_per_cell():
     """The verdicts' standard: an interval from at least 5 paired runs (seeds x folds) in every cell the quick
     book judges, so that a claim can be decided rather than reported inconclusive for want of runs."""
-    for module in (dsp_claims, pairrank_claims, neural_claims, klrank_claims, topk_claims):
-        judged = {claim.experiment for claim in module.CLAIMS}       # (the PROFILES name pages' experiments too)
-        for experiment, sizes in module.PROFILES["quick"].items():
+    for paper, package in PAPERS.items():
+        judged = {claim.experiment for claim in package.claims.CLAIMS}   # (the PROFILES name pages' experiments too)
+        for experiment, sizes in package.experiments.PROFILES["quick"].items():
             if experiment not in judged:
                 continue
             folds = sizes.get("folds", [sizes.get("fold", 1)])
-            assert sizes["seeds"] * len(folds) >= 5, (module.PAPER, experiment)
+            assert sizes["seeds"] * len(folds) >= 5, (paper, experiment)
 
 
 def test_a_constant_difference_and_a_tiny_sample_are_not_tested():
@@ -306,88 +266,20 @@ def test_a_constant_difference_and_a_tiny_sample_are_not_tested():
     assert 0 < p < 1
 
 
-def test_the_dsp_pages_name_only_known_configurations():
-    """A typo in a page's `configs` (manifest or notebook default) would fail only deep inside a build."""
-    from olr_book.manifest import load_pages
-    from olr_core.reproductions import dsp
-
-    root = Path(__file__).resolve().parents[1]
-    pages = [p for p in load_pages(root) if p.name.startswith("dsp_") and {"config", "configs"} & set(p.declared)]
-    assert {p.notebook for p in pages} >= {"dsp_table2.ipynb", "dsp_table3.ipynb", "dsp_figure2.ipynb",
-                                           "dsp_figure3.ipynb", "dsp_figure4.ipynb", "dsp_ablation.ipynb"}
-    for page in pages:
-        name = "configs" if "configs" in page.declared else "config"
-        for profile in ("quick", "paper"):
-            configs = page.parameters(profile).get(name, page.declared[name].default)
-            assert set([configs] if name == "config" else configs) <= set(dsp.CONFIGS), (page.notebook, profile)
-
-
-def test_figure_grids_in_the_code_configuration_keep_their_swept_parameter_and_variants():
-    from olr_core.reproductions import dsp
-
-    text = dsp.sweep_grid("synth-mq", 1, 1, 50, "dsp_k", [0, 5])
-    code = dsp.sweep_grid("synth-mq", 1, 1, 50, "dsp_k", [0, 5], config="code")
-    assert [s.params for s in text] == [{"dsp_k": 0}] * 3 + [{"dsp_k": 5}] * 3     # the text: nothing added
-    assert [s.params["dsp_k"] for s in code] == [0] * 3 + [5] * 3
-    assert all(s.stop_rule == "every_position" and s.params["credit_samples"] == 10_000 for s in code)
-    gt = dsp.gt_grid("synth-mq", 1, 1, 50, config="code")
-    assert [dsp.gt_variant(s) for s in gt] == ["DBGD", "DBGD-DSP", "DBGD-DSP-GT", "MGD", "MGD-DSP", "MGD-DSP-GT"]
-    assert [s.params.get("dsp_renormalize", False) for s in gt] == [False, True, True] * 2
-
-
-def test_dsp_cells_within_one_paper_sd_counted_only_at_the_papers_horizon():
-    from olr_core.reproductions import dsp
-
-    paper = dsp.paper_frame("offline").query("dataset == 'mq2008' and click_model == 'perfect'").set_index("algorithm")
-    ours = pd.DataFrame({"dataset": "mq2008", "click_model": "perfect", "algorithm": ["dbgd", "mgd", "nsgd"],
-                         "mean": [paper.paper_mean["dbgd"] + 0.5 * paper.paper_sd["dbgd"],     # inside
-                                  paper.paper_mean["mgd"] - 1.5 * paper.paper_sd["mgd"],       # outside
-                                  paper.paper_mean["nsgd"] + 0.99 * paper.paper_sd["nsgd"]]})   # just inside
-    table = dsp.with_paper(ours, "offline")
-    np.testing.assert_allclose(table.z, [0.5, -1.5, 0.99])
-    assert dsp.within_paper_sd(table) == (2, 3)
-    assert dsp.within_paper_sd(dsp.with_paper(ours, "offline", comparable=False)) == (0, 0)
-    synthetic = ours.assign(dataset="synth-mq")                                         # not a data set of the paper
-    assert dsp.within_paper_sd(dsp.with_paper(synthetic, "offline")) == (0, 0)
-    assert dsp.config_datasets("code", ["synth-mq", "mq2008"]) == ["mq2008"]
-    assert dsp.config_datasets("code", ["synth-mq"]) == ["synth-mq"]
-    assert dsp.config_datasets("text", ["synth-mq", "mq2008"]) == ["synth-mq", "mq2008"]
-
-
 def test_no_claim_is_judged_on_the_runs_that_tuned_it():
     """Tuning runs score the validation split with seeds of their own; each neural method has its own grid."""
     from olr_core.reproductions import neural, pairrank
 
     for profile in ("quick", "paper"):
-        judged = {s.seed for s in pairrank_claims.experiments(profile, "text", ["synth-mslr"])["main"]}
-        judged |= {s.seed for s in neural_claims.experiments(profile, "text", [])["main"]}
+        judged = {s.seed for s in pairrank.experiments.experiments(profile, "text", ["synth-mslr"])["main"]}
+        judged |= {s.seed for s in neural.experiments.experiments(profile, "text", [])["main"]}
         for grid in ("quick", "paper"):
-            tuning = neural.tuning_specs("synth-mq-5g", 3, 50, grid) + pairrank.tuning_specs("synth-mq", 3, 50)
+            tuning = (neural.experiments.tuning_specs("synth-mq-5g", 3, 50, grid)
+                      + pairrank.experiments.tuning_specs("synth-mq", 3, 50))
             assert {s.eval_split for s in tuning} == {"vali"}
             assert not judged & {s.seed for s in tuning}
-    assert {"olranknet", "ollambdarank"} <= set(neural.TUNING_GRIDS["quick"])
-    assert {s.algorithm for s in neural.tuning_specs("synth-mq-5g", 1, 50)} >= {"olranknet", "ollambdarank"}
-
-
-def test_the_lda_claim_fails_on_another_linear_world_and_holds_on_a_network():
-    """F3's excess is replicated over bootstrap resamples of the queries (one per run), against a linear world with
-    the data's grades: a second linear world (another generator seed, the same grades) does not pass it, a world
-    whose relevance is a ReLU network does; the control matches the grades of the data."""
-    from olr_core.data.registry import load_fold
-    from olr_core.data.synthetic import synthetic_fold
-
-    claim = next(c for c in neural_claims.CLAIMS if c.id == "F3-not-linear")
-    control = load_fold(neural_claims.linear_control("synth-mq-linear")).train
-    assert neural_claims.linear_control("synth-mq-net") == "synth-mq-5g-linear"
-    worlds = {"another linear": (synthetic_fold("synth-mq-linear", 1, seed=7).train, control,
-                                 {"inconclusive", "not reproduced"}),
-              "network": (load_fold("synth-mq-net").train, load_fold("synth-mq-5g-linear").train, {"reproduced"})}
-    for name, (data, linear, verdicts) in worlds.items():
-        excess = [neural_claims.overlap_of(data, s) - neural_claims.overlap_of(linear, s) for s in range(5)]
-        assert np.ptp(excess) > 0                                      # replicated: it varies from run to run
-        frame = pd.DataFrame({"dataset": name, "fold": 1, "seed": range(5), "algorithm": "olranknet",
-                              "click_model": "perfect", "lda_overlap_excess": excess})
-        assert judge(claim, frame, "text")["verdict"] in verdicts, (name, excess)
+    assert {"olranknet", "ollambdarank"} <= set(neural.experiments.TUNING_GRIDS["quick"])
+    assert {s.algorithm for s in neural.experiments.tuning_specs("synth-mq-5g", 1, 50)} >= {"olranknet", "ollambdarank"}
 
 
 def test_records_obey_the_verdict_rule_and_a_failure_names_its_cause():
@@ -459,40 +351,3 @@ def test_an_infinite_difference_is_decided_without_arithmetic_on_infinity():
         assert low[0] == 0.5 and high[0] == np.inf
 
 
-def test_pairrank_code_configuration_changes_pairrank_pdgd_and_the_users_only():
-    from olr_core.reproductions import pairrank
-    from olr_core.reproductions.sources import plain
-
-    text = pairrank_claims.experiments("tiny", "text", ["synth-mslr", "mq2008"])["main"]
-    code = pairrank_claims.experiments("tiny", "code", ["synth-mslr", "mq2008"])["main"]
-    assert {s.dataset for s in code} == {"mq2008"}              # the real data set only
-    same = [s for s in text if s.dataset == "mq2008"]
-    assert [(s.algorithm, s.click_model, s.seed) for s in same] == [(s.algorithm, s.click_model, s.seed) for s in code]
-    for before, after in zip(same, code):
-        assert after.stop_rule == "every_position"
-        if after.algorithm in pairrank.CODE_PARAMS:          # PairRank_C, PairRank_R and PDGD
-            assert after.params == {**before.params, **plain(pairrank.CODE_PARAMS[after.algorithm])}
-        else:
-            assert after.params == before.params
-    assert {c.id for c in pairrank_claims.CLAIMS if "code" in c.configs} == {
-        "F3-best-offline", "F3-c-over-r", "F3-perfect-converges", "F4-best-online", "F4-c-over-r", "F5-closest"}
-    assert pairrank_claims.experiments("tiny", "code", ["synth-mslr"])["main"][0].dataset == "synth-mslr"
-
-
-def test_pairrank_convergence_pairs_its_perfect_user_runs_with_offline_ranknet():
-    for config in ("text", "code"):
-        grids = pairrank_claims.experiments("tiny", config, ["synth-mslr", "mq2008"])
-        runs = grids["convergence"]
-        online = [s for s in runs if s.algorithm == "pairrank_c"]
-        assert online and all(s in grids["main"] for s in online)     # the main grid's runs, computed once
-        assert {s.click_model for s in runs} == {"perfect"}
-        keys = {(s.dataset, s.fold, s.seed) for s in online}
-        assert keys == {(s.dataset, s.fold, s.seed) for s in runs if s.algorithm == "offline_ranknet"}
-
-
-def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
-    frame = pd.DataFrame({**{f"mean:block_size_at_{r}": [2.0, 1.0, np.nan] for r in range(1, 10)},
-                          "mean:block_size_at_10": [5.0, 1.0, np.nan]})
-    excess = pairrank_claims.block_excess(frame)
-    assert excess[0] == 3.0 and excess[1] == 0.0 and np.isnan(excess[2])    # the last: a run without blocks
-    assert pairrank_claims.block_excess(frame.drop(columns="mean:block_size_at_10")).isna().all()

@@ -59,11 +59,11 @@ def test_grid_command(tmp_path, capsys):
 
 def test_claims_command_prints_one_json_record_per_claim(capsys, tmp_path):
     from olr_core.claims import VERDICTS
-    from olr_core.reproductions import pairrank_claims
+    from olr_core.reproductions import pairrank
 
     assert main(["claims", "pairrank", "--profile", "tiny", "--json", "--results", str(tmp_path / "r")]) == 0
     records = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert {r["id"] for r in records} == {c.id for c in pairrank_claims.CLAIMS}
+    assert {r["id"] for r in records} == {c.id for c in pairrank.claims.CLAIMS}
     for record in records:
         assert set(record) >= {"paper", "claim", "config", "paper_value", "ours", "runs", "rule", "verdict", "reason"}
         assert record["verdict"] in VERDICTS

@@ -15,7 +15,7 @@ def test_every_click_learner_runs_once_and_the_neural_chapters_runs_are_shared()
     assert len(specs) == len(h2h.ALGORITHMS) * 3 * 2
     assert set(h2h.ALGORITHMS) == set(h2h.FAMILY_OF) and set(h2h.ALGORITHMS) <= set(h2h.DISPLAY_NAMES)
     ours = {spec_key(s) for s in specs}
-    chapter = neural.main_grid(["synth-mq"], 2, 50, neural.tuned_params())
+    chapter = neural.experiments.main_grid(["synth-mq"], 2, 50, neural.experiments.tuned_params())
     shared = [s for s in chapter if s.algorithm in h2h.ALGORITHMS]
     assert shared and {spec_key(s) for s in shared} <= ours
 

@@ -302,7 +302,7 @@ def test_gper_regret_stays_under_the_bound_on_the_synthetic_library():
 
     stream = load_library("synth-library-slow")
     trace = run_library(make_ranker("klrank_gper"), stream, rounds=2047, seed=0)
-    curve = klrank.regret_curve(stream, trace, alpha=10.0)
+    curve = klrank.analysis.regret_curve(stream, trace, alpha=10.0)
     assert (curve["regret"] <= curve["bound"]).all()
     assert curve["regret"].iloc[-1] > -1e-6                      # a fixed policy cannot beat itself by much
 

@@ -259,7 +259,7 @@ def test_with_the_whole_list_shown_misordered_pairs_are_the_kendall_distance():
     """The well-specified theory page's setting: docs = cutoff, so the loop counts every discordant pair."""
     from olr_core.loop import query_sequence, run_online
     from olr_core.rankers.base import LinearRanker
-    from olr_core.reproductions.pairrank import well_specified_fold
+    from olr_core.reproductions.pairrank.experiments import well_specified_fold
     from olr_core.users import LogisticClickUser
 
     fold, theta_star = well_specified_fold(n_features=5, n_queries=30, docs=10, seed=1)

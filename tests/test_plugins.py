@@ -123,14 +123,14 @@ def test_claims_judge_a_paper_with_your_method_added(plugin, capsys, tmp_path):
     records = run_json(capsys, ["claims", "pairrank", "--profile", "tiny", "--with", "mymethod:Greedy",
                                 "--results", str(tmp_path / "r"), "--json"])
     mine = [r for r in records if r["id"].startswith("with-mymethod:Greedy")]
-    from olr_core.reproductions import pairrank_claims
+    from olr_core.reproductions import pairrank
 
     assert {r["rule"] for r in mine} == {"paired_gain", "best"}
-    assert len(mine) == 4 * len(pairrank_claims.CONFIGS)                  # two metrics x two rules, per configuration
-    assert {r["config"] for r in mine} == set(pairrank_claims.CONFIGS)
+    assert len(mine) == 4 * len(pairrank.claims.CONFIGS)                  # two metrics x two rules, per configuration
+    assert {r["config"] for r in mine} == set(pairrank.claims.CONFIGS)
     assert all(r["cells"] for r in mine)
     best = next(r for r in records if r["id"] == "F3-best-offline")
-    methods = {s.algorithm for s in pairrank_claims.experiments("tiny", "text", ["synth-mslr"])["main"]}
+    methods = {s.algorithm for s in pairrank.experiments.experiments("tiny", "text", ["synth-mslr"])["main"]}
     assert f" of {len(methods) + 1} (margin" in best["ours"]            # judged with it among the paper's methods
 
 

@@ -9,7 +9,7 @@ import pytest
 from olr_core.experiments import ResultStore
 from olr_core.experiments.runner import data_fingerprint
 from olr_core.loop import RunTrace
-from olr_core.reproductions import dsp, dsp_claims, prose
+from olr_core.reproductions import dsp, prose
 
 EVALS = 5
 
@@ -35,15 +35,15 @@ def store_runs(store, specs, level_of) -> None:
 @pytest.fixture
 def figure2_page(tmp_path):
     """The runs of the Figure 2 page (text configuration, synthetic data, 6 seeds) in a constructed store."""
-    grids = dsp.config_grids(["synth-mq"], [1], 6, 50, ["text"])
+    grids = dsp.experiments.config_grids(["synth-mq"], [1], 6, 50, ["text"])
     store = ResultStore(tmp_path / "store")
     store_runs(store, grids["text"], offline_level)
     return grids, store
 
 
 def figure2_text(grids, store) -> tuple[list, str]:
-    records = prose.page_records(dsp_claims, ["F2-faster"], grids, store)
-    return records, prose.records_text(records, dsp.CONFIG_TITLES)
+    records = prose.page_records(dsp.claims, ["F2-faster"], grids, store)
+    return records, prose.records_text(records, dsp.experiments.CONFIG_TITLES)
 
 
 def test_the_pages_sentence_changes_with_the_verdict_when_one_run_changes(figure2_page):
@@ -75,7 +75,7 @@ def test_every_number_and_verdict_word_of_a_rendered_sentence_is_the_records(fig
     for level_of in (offline_level, lambda s: offline_level(s) - 0.1 * s.algorithm.endswith("_dsp"),
                      lambda s: offline_level(s) - 0.045 * s.algorithm.endswith("_dsp")):   # +0.005: undecided
         store_runs(store, grids["text"], level_of)
-        for record in prose.page_records(dsp_claims, ["F2-faster", "T3-dsp-mostly", "T2-mgd-dsp"], grids, store):
+        for record in prose.page_records(dsp.claims, ["F2-faster", "T3-dsp-mostly", "T2-mgd-dsp"], grids, store):
             said = sentence_numbers(prose.verdict_sentence(record))
             cells = record["cells"]
             assert said["verdict"] == record["verdict"]
@@ -89,14 +89,14 @@ def test_every_number_and_verdict_word_of_a_rendered_sentence_is_the_records(fig
 
 def test_a_claim_this_page_cannot_test_says_so_with_its_reason(figure2_page):
     grids, store = figure2_page
-    record = prose.page_records(dsp_claims, ["T2-cells"], grids, store)[0]    # MQ2008 at 10,000 queries: not here
+    record = prose.page_records(dsp.claims, ["T2-cells"], grids, store)[0]    # MQ2008 at 10,000 queries: not here
     assert record["verdict"] == "not testable here"
     assert prose.verdict_sentence(record).startswith("T2-cells (text, `text`): not testable here; ")
 
 
 def test_an_unknown_claim_is_refused_in_one_line():
     with pytest.raises(ValueError, match="dsp has no claim 'T9'; valid: T2-cells"):
-        prose.find_claim(dsp_claims, "T9")
+        prose.find_claim(dsp.claims, "T9")
 
 
 def test_a_missing_data_sets_reason_names_the_option_not_this_machines_path(tmp_path):
@@ -119,7 +119,7 @@ def test_the_dsp_chapter_states_the_figure_runs_the_profiles_make():
     words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "fifteen": 15}
     text = " ".join((Path(__file__).resolve().parents[1] / "book" / "dsp.md").read_text().split())
     found = re.search(r"\((\w+) runs per cell, ([\d,]+) queries, against (\d+) and ([\d,]+)\)", text)
-    quick, paper = dsp_claims.PROFILES["quick"]["figures"], dsp_claims.PROFILES["paper"]["figures"]
+    quick, paper = dsp.experiments.PROFILES["quick"]["figures"], dsp.experiments.PROFILES["paper"]["figures"]
     assert words[found[1]] == quick["seeds"] and int(found[2].replace(",", "")) == quick["rounds"]
     assert int(found[3]) == paper["seeds"] and int(found[4].replace(",", "")) == paper["rounds"]
 
@@ -130,8 +130,8 @@ def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, 
     the intervals undecided, and reproduced once the runs agree, with the within-one-s.d. count 18 of 18 both times."""
     from olr_core.metrics import cumulative_online
 
-    grids = dsp.config_grids(["mq2008"], [1, 2, 3], 1, 10_000, ["text"])
-    paper = dsp.paper_frame("online").set_index(["dataset", "click_model", "algorithm"])
+    grids = dsp.experiments.config_grids(["mq2008"], [1, 2, 3], 1, 10_000, ["text"])
+    paper = dsp.analysis.paper_frame("online").set_index(["dataset", "click_model", "algorithm"])
     unit = cumulative_online(np.ones(10_000))
 
     def store_at(spread):
@@ -142,8 +142,8 @@ def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, 
             fingerprint = data_fingerprint(spec.dataset, spec.fold, None)
             online = RunTrace(np.full(10_000, value / unit), np.array([10_000]), np.array([0.5]), np.zeros(10_000, int))
             store.save(spec.key(fingerprint), spec, online, fingerprint)
-        record = prose.page_records(dsp_claims, ["T2-cells"], grids, store)[0]
-        return record, prose.records_text([record], dsp.CONFIG_TITLES)
+        record = prose.page_records(dsp.claims, ["T2-cells"], grids, store)[0]
+        return record, prose.records_text([record], dsp.experiments.CONFIG_TITLES)
 
     loose, loose_text = store_at(0.9)
     assert prose.within_count(loose) == (18, 18) and loose["verdict"] == "inconclusive"

@@ -12,48 +12,49 @@ FILE_LINE = re.compile(r"^(HCDM/OnlineLearningToRank|yilingjia/PairRank)/[\w/.-]
 
 
 def test_every_dsp_code_value_names_a_file_and_line_of_the_authors_code():
-    for name, (_, per_scope, rule) in dsp.CODE_CHOICES.items():
+    for name, (_, per_scope, rule) in dsp.experiments.CODE_CHOICES.items():
         for scope, params in per_scope.items():
             assert params and not uncited(params), (name, scope)
             for key, value in params.items():
                 assert FILE_LINE.match(value.source), (name, scope, key, value.source)
         if rule:
             assert isinstance(rule, Cited) and FILE_LINE.match(rule.source), name
-    table = dsp.code_sources("code")
-    assert len(table) == sum(len(p) for _, scopes, _ in dsp.CODE_CHOICES.values() for p in scopes.values()) + 1
+    table = dsp.experiments.code_sources("code")
+    choices = dsp.experiments.CODE_CHOICES.values()
+    assert len(table) == sum(len(p) for _, scopes, _ in choices for p in scopes.values()) + 1
     assert table["authors' code"].str.match(FILE_LINE).all()
 
 
 def test_every_pairrank_code_value_names_a_file_and_line_of_the_authors_code():
-    for algorithm, params in pairrank.CODE_PARAMS.items():
+    for algorithm, params in pairrank.experiments.CODE_PARAMS.items():
         assert not uncited(params), algorithm
         assert all(FILE_LINE.match(value.source) for value in params.values()), algorithm
-    assert FILE_LINE.match(pairrank.CODE_STOP.source)
-    table = pairrank.code_sources()
+    assert FILE_LINE.match(pairrank.experiments.CODE_STOP.source)
+    table = pairrank.experiments.code_sources()
     assert set(table["applies to"]) == {"pairrank_c", "pairrank_r", "pdgd", "every user"}
 
 
 def test_the_code_configurations_run_the_cited_values():
     """The values the runs get are the cited ones, unchanged from before the citations (DSP, PairRank)."""
-    assert dsp.config_params("code", "mgd_dsp") == ({"learning_rate": 0.01, "multileave": "probabilistic",
+    assert dsp.experiments.config_params("code", "mgd_dsp") == ({"learning_rate": 0.01, "multileave": "probabilistic",
                                                      "credit_samples": 10_000, "decay": 1.0,
                                                      "dsp_renormalize": True}, "every_position")
-    assert dsp.config_params("code", "nsgd") == ({"learning_rate": 0.01, "decay": 1.0, "winners": "mean"},
+    assert dsp.experiments.config_params("code", "nsgd") == ({"learning_rate": 0.01, "decay": 1.0, "winners": "mean"},
                                                  "every_position")
-    assert dsp.config_params("code", "pdgd") == ({}, "every_position")   # PDGD keeps its own rate (0.1)
-    spec = pairrank.main_grid(["synth-mq"], 1, 10, {"pdgd": {"learning_rate": 0.003}}, ["navigational"],
+    assert dsp.experiments.config_params("code", "pdgd") == ({}, "every_position")   # PDGD keeps its own rate (0.1)
+    spec = pairrank.experiments.main_grid(["synth-mq"], 1, 10, {"pdgd": {"learning_rate": 0.003}}, ["navigational"],
                               ["pdgd", "pairrank_c"])
-    code = {s.algorithm: s for s in pairrank.in_config(spec, "code")}
+    code = {s.algorithm: s for s in pairrank.experiments.in_config(spec, "code")}
     assert code["pdgd"].params == {"learning_rate": 0.1} and code["pdgd"].stop_rule == "every_position"
-    assert code["pairrank_c"].params == plain(pairrank.CODE_PAIRRANK)
+    assert code["pairrank_c"].params == plain(pairrank.experiments.CODE_PAIRRANK)
 
 
 def test_top_k_values_say_where_they_come_from_even_when_no_script_was_found():
-    table = topk.code_sources()
+    table = topk.experiments.code_sources()
     assert set(table["configuration"]) == {"code", "written-sign"}
     assert table["authors' code"].str.len().gt(20).all()
-    assert topk.config_params("topk_kl", "code") == {"eta0": 0.1}
-    assert topk.config_params("topk_smoothdcg", "written-sign") == {"surrogate": "smoothdcg_gain"}
+    assert topk.experiments.config_params("topk_kl", "code") == {"eta0": 0.1}
+    assert topk.experiments.config_params("topk_smoothdcg", "written-sign") == {"surrogate": "smoothdcg_gain"}
 
 
 def test_plain_and_citation_rows():
@@ -66,6 +67,6 @@ def test_plain_and_citation_rows():
 
 @pytest.mark.parametrize("config", ["code", "code-learning_rate", "text+decay"])
 def test_every_configuration_table_lists_what_it_sets(config):
-    table = dsp.code_sources(config)
-    chosen = dsp.config_choices(config)
+    table = dsp.experiments.code_sources(config)
+    chosen = dsp.experiments.config_choices(config)
     assert set(table["choice"]) == set(chosen)

@@ -11,7 +11,7 @@ from olr_core.click_fitting import ClickLog, conditional_probabilities, evaluate
 from olr_core.click_models import PositionBasedClickModel, UserBrowsingModel, build_click_model
 from olr_core.rankers.library import kl_cost_and_gradient, log_softmax, pairwise_loss_and_gradient
 from olr_core.rankers.pairwise import certain_blocks
-from olr_core.reproductions import dsp, klrank, neural_claims, pairrank_claims, topk, worlds
+from olr_core.reproductions import dsp, klrank, neural, pairrank, topk, worlds
 from olr_core.reproductions.perplexity import both_perplexities, marginal_click_probabilities
 
 # -- klrank.md: the curvature of the K-L cost along a penalised item ---------------------------------------------
@@ -142,13 +142,13 @@ def test_logistic_users_realise_the_logistic_pair_model(user, fold, truth):
 
 
 def test_theory_runs_use_the_logistic_worlds():
-    neural_specs = neural_claims.theory_grid(1, 10, {})
+    neural_specs = neural.experiments.theory_grid(1, 10, {})
     assert {s.click_model for s in neural_specs} == {worlds.NETWORK_USER}
     assert {s.dataset for s in neural_specs} == {worlds.NETWORK_DATA}
-    pairrank_specs = pairrank_claims.experiments("tiny", "text", ["synth-mslr"])["theory"]
+    pairrank_specs = pairrank.experiments.experiments("tiny", "text", ["synth-mslr"])["theory"]
     assert {s.click_model for s in pairrank_specs} == {worlds.LINEAR_USER}
     assert {s.algorithm for s in pairrank_specs} == {"pairrank_c"}
-    assert not pairrank_claims.experiments("tiny", "code", ["synth-mslr"])["theory"]
+    assert not pairrank.experiments.experiments("tiny", "code", ["synth-mslr"])["theory"]
 
 
 # -- neural.md: the burn-in device is empty when p >> n_t; Appendix C's identity is false ---------------------------
@@ -196,13 +196,13 @@ def test_projected_step_is_biased_when_an_outside_document_matters():
 
 
 def test_nsgd_proposals_are_not_reflection_invariant():
-    assert dsp.reflection_defect("nsgd_dsp", "synth-mq", draws=20) > 0.1
+    assert dsp.analysis.reflection_defect("nsgd_dsp", "synth-mq", draws=20) > 0.1
 
 
 # -- klrank.md: Remark 3.3 --------------------------------------------------------------------------------------
 
 def test_two_candidate_kl_cost_is_ranknets_pairwise_loss():
-    assert klrank.pairwise_special_case_gap(draws=200) < 1e-12
+    assert klrank.analysis.pairwise_special_case_gap(draws=200) < 1e-12
     theta = np.array([0.3, -1.0, 2.0])                                    # with three candidates they differ
     assert abs(kl_cost_and_gradient(theta.copy(), 0)[0] - pairwise_loss_and_gradient(theta.copy(), 0)[0]) > 0.1
 
@@ -210,13 +210,13 @@ def test_two_candidate_kl_cost_is_ranknets_pairwise_loss():
 # -- topk.md: the per-round cost exponent's fit can tell m log m from m^2 ------------------------------------------
 
 def test_cost_exponent_tells_m_log_m_from_quadratic(monkeypatch):
-    monkeypatch.setattr(topk, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-8 * m * np.log(m))
-    topk.cost_exponent.cache_clear()
-    assert topk.cost_exponent() < 1 + 1 / np.log(1024)
-    monkeypatch.setattr(topk, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-10 * m ** 2)
-    topk.cost_exponent.cache_clear()
-    assert topk.cost_exponent() == pytest.approx(2.0)
-    topk.cost_exponent.cache_clear()
+    monkeypatch.setattr(topk.analysis, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-8 * m * np.log(m))
+    topk.analysis.cost_exponent.cache_clear()
+    assert topk.analysis.cost_exponent() < 1 + 1 / np.log(1024)
+    monkeypatch.setattr(topk.analysis, "round_seconds", lambda surrogate, m, rounds, seed=0: 1e-10 * m ** 2)
+    topk.analysis.cost_exponent.cache_clear()
+    assert topk.analysis.cost_exponent() == pytest.approx(2.0)
+    topk.analysis.cost_exponent.cache_clear()
 
 
 def test_position_based_model_has_equal_perplexities_by_construction():

@@ -245,17 +245,18 @@ def test_smoothdcg_as_written_descends_the_gain_ours_ascends_it():
 def test_comparators_computed_on_the_workers_are_the_ones_the_regret_curve_reads(tmp_path, monkeypatch):
     """precompute_comparators keeps one best-fixed comparator per surrogate and seed (learners of a seed share
     it), computed on two worker processes; the regret curve then reads exactly what a serial computation gives."""
-    from olr_core.reproductions import topk, topk_claims
+    from olr_core.reproductions import topk
 
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "parallel"))
-    train = load_fold(topk_claims.REGRET_DATASET, 1, None).train
-    specs = topk.regret_grid(topk_claims.REGRET_DATASET, 2, 320, gammas=(0.1, 0.3), surrogates=("squared", "kl"))
-    horizons = topk.checkpoints(320)
-    topk.precompute_comparators(specs, train, horizons, jobs=2)
+    train = load_fold(topk.experiments.REGRET_DATASET, 1, None).train
+    specs = topk.experiments.regret_grid(topk.experiments.REGRET_DATASET, 2, 320, gammas=(0.1, 0.3),
+                                         surrogates=("squared", "kl"))
+    horizons = topk.experiments.checkpoints(320)
+    topk.analysis.precompute_comparators(specs, train, horizons, jobs=2)
     assert len(list((tmp_path / "parallel" / "comparators").glob("*.npy"))) == 2 * 2      # surrogates x seeds
-    parallel = [topk.comparators(s.algorithm.removeprefix("topk_"), train, 320, s.seed, tuple(horizons), 1.0)
+    parallel = [topk.analysis.comparators(s.algorithm.removeprefix("topk_"), train, 320, s.seed, tuple(horizons), 1.0)
                 for s in specs]
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "serial"))
-    serial = [topk.comparators(s.algorithm.removeprefix("topk_"), train, 320, s.seed, tuple(horizons), 1.0)
+    serial = [topk.analysis.comparators(s.algorithm.removeprefix("topk_"), train, 320, s.seed, tuple(horizons), 1.0)
               for s in specs]
     assert all(np.array_equal(a, b) for a, b in zip(parallel, serial))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from olr_core.reproductions import neural, neural_claims, pairrank, pairrank_claims
+from olr_core.reproductions import neural, pairrank
 
 REFERENCES = {"offline_ranknet", "offline_lambdarank"}      # trained offline on labels: nothing to tune online
 
@@ -42,20 +42,20 @@ def compared_learners(claims, known) -> set[str]:
 
 
 def test_the_pairrank_chapter_tunes_every_compared_learner_with_one_budget():
-    specs = pairrank.tuning_specs("synth-mq", 2, 50)
+    specs = pairrank.experiments.tuning_specs("synth-mq", 2, 50)
     found = budgets(specs)
-    assert set(found) == set(pairrank.ALGORITHMS)            # DBGD, MGD and PairRank_R included
-    assert compared_learners(pairrank_claims.CLAIMS, set(pairrank.ALGORITHMS) | REFERENCES) <= set(found)
+    assert set(found) == set(pairrank.experiments.ALGORITHMS)            # DBGD, MGD and PairRank_R included
+    assert compared_learners(pairrank.claims.CLAIMS, set(pairrank.experiments.ALGORITHMS) | REFERENCES) <= set(found)
     assert set(found.values()) == {(9, 2)}, found            # nine settings, the same two seeds, each
     assert {s.eval_split for s in specs} == {"vali"}
 
 
 @pytest.mark.parametrize("grid", ["quick", "paper"])
 def test_the_neural_chapter_tunes_every_compared_learner_with_one_budget(grid):
-    specs = neural.tuning_specs("synth-mq-5g", 2, 50, grid)
+    specs = neural.experiments.tuning_specs("synth-mq-5g", 2, 50, grid)
     found = budgets(specs)
-    assert set(found) == set(neural.ALGORITHMS)              # the linear baselines too
-    assert compared_learners(neural_claims.CLAIMS, set(neural.ALGORITHMS) | REFERENCES) <= set(found)
+    assert set(found) == set(neural.experiments.ALGORITHMS)              # the linear baselines too
+    assert compared_learners(neural.claims.CLAIMS, set(neural.experiments.ALGORITHMS) | REFERENCES) <= set(found)
     assert len(set(found.values())) == 1, found              # one (settings, seeds) pair for all
     assert next(iter(found.values()))[1] == 2
     assert {s.eval_split for s in specs} == {"vali"}
@@ -63,20 +63,20 @@ def test_the_neural_chapter_tunes_every_compared_learner_with_one_budget(grid):
 
 def test_no_learner_takes_another_learners_tuned_values(tmp_path, monkeypatch):
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path))
-    chosen = {name: {"marker": index} for index, name in enumerate(pairrank.ALGORITHMS)}
+    chosen = {name: {"marker": index} for index, name in enumerate(pairrank.experiments.ALGORITHMS)}
     (tmp_path / "pairrank_tuned.json").write_text(json.dumps(chosen))
-    assert {name: params for name, params in pairrank.tuned_params().items() if name in chosen} == chosen
-    neural_chosen = {name: {"marker": 100 + index} for index, name in enumerate(neural.ALGORITHMS)}
+    assert {name: params for name, params in pairrank.experiments.tuned_params().items() if name in chosen} == chosen
+    neural_chosen = {name: {"marker": 100 + index} for index, name in enumerate(neural.experiments.ALGORITHMS)}
     (tmp_path / "neural_tuned.json").write_text(json.dumps(neural_chosen))
-    assert neural.tuned_params() == neural_chosen          # the neural chapter's own tuning, linear ones too
+    assert neural.experiments.tuned_params() == neural_chosen     # the neural chapter's own tuning, linear ones too
 
 
 def test_the_budget_table_has_one_row_per_learner_with_its_choice():
-    specs = pairrank.tuning_specs("synth-mq", 1, 50)
+    specs = pairrank.experiments.tuning_specs("synth-mq", 1, 50)
     choice = {"pdgd": {"learning_rate": 0.3}}
-    table = pairrank.budget_table(specs, choice)
+    table = pairrank.analysis.budget_table(specs, choice)
     assert list(table.columns) == ["learner", "settings tried", "seeds", "chosen setting"]
-    assert sorted(table["learner"]) == sorted(pairrank.ALGORITHMS)
+    assert sorted(table["learner"]) == sorted(pairrank.experiments.ALGORITHMS)
     assert set(table["settings tried"]) == {9} and set(table["seeds"]) == {1}
     rows = table.set_index("learner")["chosen setting"]
     assert rows["pdgd"] == "learning_rate=0.3" and rows["dbgd"] == "none finished"

@@ -107,10 +107,10 @@ def test_every_registered_claim_links_to_a_page_that_shows_its_box():
     from olr_core.reproductions.verdicts import evidence_page
 
     toc = (ROOT / "_toc.yml").read_text()
-    for paper, module in PAPERS.items():
+    for paper, package in PAPERS.items():
         assert "\n## Does it reproduce?\n" in (ROOT / "book" / f"{paper}.md").read_text()
-        for claim in module.CLAIMS:
-            page = evidence_page(module, claim)
+        for claim in package.claims.CLAIMS:
+            page = evidence_page(package, claim)
             if not page:
                 continue
             assert f"book/generated/{page}\n" in toc, page

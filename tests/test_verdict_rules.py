@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from olr_core.claims import ALPHA, Cell, Claim, Unstated, decide, deviation_gaps, judge, mean_interval
-from olr_core.reproductions import dsp_claims, neural_claims, pairrank_claims
+from olr_core.reproductions import dsp, neural, pairrank
 from olr_core.reproductions.verdicts import PAPERS, headline, record_problems, verdict_counts
 
 
@@ -32,8 +32,8 @@ def test_two_targets_are_the_worst_only_if_each_is_below_every_other():
     assert record["verdict"] == "not reproduced" and record["cells"][0]["margin"] == pytest.approx(-0.5, abs=0.02)
     both_low = frame_of({"dbgd": [0.2], "neural_dbgd": [0.25], "pdgd": [0.5], "mgd": [0.4]})
     assert judge(claim("worst", targets=["dbgd", "neural_dbgd"]), both_low, "text")["verdict"] == "reproduced"
-    for module, ids in ((neural_claims, ("F4-dbgd-worst", "F5-dbgd-worst")),
-                        (pairrank_claims, ("F3-dueling-worst", "F5-dueling-far"))):
+    for module, ids in ((neural.claims, ("F4-dbgd-worst", "F5-dbgd-worst")),
+                        (pairrank.claims, ("F3-dueling-worst", "F5-dueling-far"))):
         assert {c.rule for c in module.CLAIMS if c.id in ids} == {"worst"}
 
 
@@ -46,9 +46,9 @@ def test_for_every_needs_every_comparison_and_mostly_a_majority():
     assert judge(claim("mostly_positive", treatments=treatments), frame, "text")["verdict"] == "not reproduced"
     two_of_three = frame_of({"a_dsp": [1.05], "a": [1.0], "b_dsp": [1.05], "b": [1.0], "c_dsp": [0.95], "c": [1.0]})
     assert judge(claim("mostly_positive", treatments=treatments), two_of_three, "text")["verdict"] == "reproduced"
-    rules = {c.id: c.rule for c in dsp_claims.CLAIMS}
+    rules = {c.id: c.rule for c in dsp.claims.CLAIMS}
     assert rules["F2-faster"] == "all_positive" and rules["T3-dsp-mostly"] == "mostly_positive"
-    assert {c.rule for c in neural_claims.CLAIMS if c.id == "F4-pdgd-over-dbgd"} == {"all_positive"}
+    assert {c.rule for c in neural.claims.CLAIMS if c.id == "F4-pdgd-over-dbgd"} == {"all_positive"}
 
 
 def test_a_value_equal_in_every_run_is_never_a_certainty():
@@ -224,13 +224,13 @@ def test_one_headline_per_claim_and_counts_of_claims():
         records.append(judge(c, frame_of({"t": [1.1], "c": [1.0]}), config))
     assert [r["config_role"] for r in records] == ["headline", "sensitivity"]
     assert len(headline(records)) == 1 and int(verdict_counts(records).to_numpy().sum()) == 1
-    assert sum(len(m.CLAIMS) for m in PAPERS.values()) == len({(m.PAPER, c.id) for m in PAPERS.values()
-                                                              for c in m.CLAIMS})
+    registries = [package.claims for package in PAPERS.values()]
+    assert sum(len(m.CLAIMS) for m in registries) == len({(m.PAPER, c.id) for m in registries for c in m.CLAIMS})
 
 
 def test_every_registry_threshold_we_chose_is_named():
     """Tolerances, bands and levels no paper states are Unstated parameters of their claims."""
-    for module in PAPERS.values():
+    for module in (package.claims for package in PAPERS.values()):
         for c in module.CLAIMS:
             for name in ("tolerance", "k", "within", "share"):
                 if name in c.args:

@@ -17,7 +17,8 @@ import pandas as pd
 
 from .. import names
 from ..claims import paired_test
-from . import neural, pairrank
+from .neural import experiments as neural
+from .pairrank import experiments as pairrank
 
 FAMILIES = {
     "dueling bandits (Wang et al., 2019)": ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"],

@@ -72,7 +72,7 @@ def registry() -> dict:
     """{(paper, id): Claim} of every paper's claims."""
     from .verdicts import PAPERS
 
-    return {(c.paper, c.id): c for module in PAPERS.values() for c in module.CLAIMS}
+    return {(c.paper, c.id): c for package in PAPERS.values() for c in package.claims.CLAIMS}
 
 
 def cells_text(record: dict) -> list[str]:
@@ -217,7 +217,7 @@ def evidence_pages() -> list[str]:
     """Every figure/table page (notebook name) a paper's claims name as showing their runs: each has a box."""
     from .verdicts import PAPERS
 
-    return sorted({page for module in PAPERS.values() for page in module.PAGES.values()})
+    return sorted({page for package in PAPERS.values() for page in package.claims.PAGES.values()})
 
 
 # -- the forest plot -----------------------------------------------------------------------------------------

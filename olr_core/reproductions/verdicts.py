@@ -18,15 +18,15 @@ from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.costs import stored_costs
 from ..experiments.runner import worker_count
 from ..rankers import get_algorithm
-from . import dsp_claims, klrank_claims, neural_claims, pairrank_claims, topk_claims
+from . import dsp, klrank, neural, pairrank, topk
 from .next_runs import TARGET_PROFILE, decide_command, grid_cost
 
-PAPERS = {"dsp": dsp_claims, "pairrank": pairrank_claims, "neural": neural_claims, "klrank": klrank_claims,
-          "topk": topk_claims}
+PAPERS = {"dsp": dsp, "pairrank": pairrank, "neural": neural, "klrank": klrank, "topk": topk}   # each a package:
+# experiments (grids, PROFILES), claims (registry, decision rules), analysis (decorate: derived columns)
 PROFILES = ("tiny", "quick", "paper")      # tiny: a smoke test of the machinery in seconds
 
 
-def _modules(paper: str | None):
+def _packages(paper: str | None):
     if paper is None:
         return list(PAPERS.values())
     if paper not in PAPERS:
@@ -34,47 +34,49 @@ def _modules(paper: str | None):
     return [PAPERS[paper]]
 
 
-def with_method(module, grids: dict, rankers) -> dict:
-    """``grids`` with every run of the paper's proposed method (``module.WITH``) copied for each ranker of
+def with_method(package, grids: dict, rankers) -> dict:
+    """``grids`` with every run of the paper's proposed method (``package.claims.WITH``) copied for each ranker of
     ``rankers`` (names or import references, with their default parameters), so that the ranker meets the
     same data, folds, users, seeds and horizon as the paper's methods."""
-    if not rankers or module.WITH is None:
+    if not rankers or package.claims.WITH is None:
         return grids
-    name, proposed = module.WITH["experiment"], module.WITH["proposed"]
+    name, proposed = package.claims.WITH["experiment"], package.claims.WITH["proposed"]
     template = [s for s in grids.get(name, []) if s.algorithm == proposed]
     added = [dataclasses.replace(s, algorithm=r, params={}) for r in rankers for s in template]
     return {**grids, name: grids[name] + added}
 
 
-def with_claims(module, rankers) -> list[Claim]:
+def with_claims(package, rankers) -> list[Claim]:
     """For each ranker: it beats the paper's proposed method, and it is the best of all methods, on each of the
     paper's metrics (the other claims are judged with the ranker among the methods too)."""
     if not rankers:
         return []
-    if module.WITH is None:
-        return [Claim(module.PAPER, f"with-{r}", "your method", f"{r} joins the paper's experiments", "none", "",
+    paper = package.claims.PAPER
+    if package.claims.WITH is None:
+        return [Claim(paper, f"with-{r}", "your method", f"{r} joins the paper's experiments", "none", "",
                       "not_testable", {"reason": "this paper's experiments rank growing-library streams, where a "
                                                  "click learner has no runs to join"}) for r in rankers]
-    w, claims = module.WITH, []
+    w, claims, configs = package.claims.WITH, [], package.claims.CONFIGS
     for r in rankers:
         for metric in w["metrics"]:
             short = metric.split("_")[0]
             claims += [
-                Claim(module.PAPER, f"with-{r}-over-{w['proposed']}-{short}", "your method",
+                Claim(paper, f"with-{r}-over-{w['proposed']}-{short}", "your method",
                       f"{r} beats the paper's {w['proposed']} in {metric}", w["experiment"], metric, "paired_gain",
-                      {"treatment": r, "control": w["proposed"]}, "(your method)", w["cells"], configs=module.CONFIGS),
-                Claim(module.PAPER, f"with-{r}-best-{short}", "your method",
+                      {"treatment": r, "control": w["proposed"]}, "(your method)", w["cells"], configs=configs),
+                Claim(paper, f"with-{r}-best-{short}", "your method",
                       f"{r} has the best {metric} of all the paper's methods", w["experiment"], metric, "best",
-                      {"target": r}, "(your method)", w["cells"], configs=module.CONFIGS)]
+                      {"target": r}, "(your method)", w["cells"], configs=configs)]
     return claims
 
 
-def _grids(module, profile: str, config: str, datasets, data_dir, seeds: int | None, rankers,
+def _grids(package, profile: str, config: str, datasets, data_dir, seeds: int | None, rankers,
            seeds_of: dict | None = None) -> dict:
     """{experiment: run specs} of one configuration; ``seeds_of`` ({experiment: seeds}) sets some experiments'
     seeds apart from the others' (a sequential look adds seeds to the experiments still undecided)."""
     def grids_at(n):
-        return with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=n), rankers)
+        paper_grids = package.experiments.experiments(profile, config, datasets, data_dir=data_dir, seeds=n)
+        return with_method(package, paper_grids, rankers)
 
     grids = grids_at(seeds)
     for n in sorted(set((seeds_of or {}).values())):
@@ -83,7 +85,7 @@ def _grids(module, profile: str, config: str, datasets, data_dir, seeds: int | N
     return grids
 
 
-def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: ResultStore | None = None,
+def paper_frames(package, profile: str, data_dir=None, jobs: int = 1, store: ResultStore | None = None,
                  compute: bool = True, seeds: int | None = None, rankers=(),
                  seeds_of: dict | None = None) -> tuple[dict, dict]:
     """{config: {experiment: run frame}} for one paper (runs computed through the store), and the missing sets;
@@ -92,28 +94,28 @@ def paper_frames(module, profile: str, data_dir=None, jobs: int = 1, store: Resu
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     store = store or ResultStore()
-    datasets, missing = find_datasets(module.MAIN_DATASETS, data_dir)
+    datasets, missing = find_datasets(package.experiments.MAIN_DATASETS, data_dir)
     frames = {}
-    for config in module.CONFIGS:
-        grids = _grids(module, profile, config, datasets, data_dir, seeds, rankers, seeds_of)
+    for config in package.claims.CONFIGS:
+        grids = _grids(package, profile, config, datasets, data_dir, seeds, rankers, seeds_of)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
-        frames[config] = {name: module.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
+        frames[config] = {name: package.analysis.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
                                                  data_dir=data_dir, jobs=jobs).assign(config=config)
                           for name, specs in grids.items() if specs}
     return frames, missing
 
 
-def _setup(frame: pd.DataFrame | None, module) -> str:
+def _setup(frame: pd.DataFrame | None, package) -> str:
     if frame is None or frame.empty:
-        return f"paper: {module.PAPER_RUNS}"
+        return f"paper: {package.claims.PAPER_RUNS}"
     keys = ["dataset", "click_model", "algorithm", *[c for c in frame if c.startswith("param:")]]
     per_cell = frame.groupby(keys, dropna=False).size()
     rounds = sorted(frame["rounds_run"].unique())
     return (f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()}-{per_cell.max()} runs per cell"
             if per_cell.min() != per_cell.max() else
             f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()} runs per cell") + \
-        f"; paper: {module.PAPER_RUNS}"
+        f"; paper: {package.claims.PAPER_RUNS}"
 
 
 def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
@@ -129,19 +131,19 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     records = []
     for ranker in rankers:
         get_algorithm(ranker)                         # a ranker that does not load fails before any run
-    for module in _modules(paper):
-        mine = {exp: look for (p, exp), look in (looks or {}).items() if p == module.PAPER}
-        frames, missing = paper_frames(module, profile, data_dir, jobs, store, compute, seeds, rankers,
+    for package in _packages(paper):
+        mine = {exp: look for (p, exp), look in (looks or {}).items() if p == package.claims.PAPER}
+        frames, missing = paper_frames(package, profile, data_dir, jobs, store, compute, seeds, rankers,
                                        {exp: look.seeds for exp, look in mine.items()})
         costs = functools.cache(lambda: stored_costs(store or ResultStore()))   # read once, when first asked
-        for claim in [*module.CLAIMS, *with_claims(module, rankers)]:
+        for claim in [*package.claims.CLAIMS, *with_claims(package, rankers)]:
             look = mine.get(claim.experiment)
             with at_level(look.level if look else None):
-                records.extend(_claim_records(module, claim, frames, missing, profile, data_dir, costs, look))
+                records.extend(_claim_records(package, claim, frames, missing, profile, data_dir, costs, look))
     return records
 
 
-def _claim_records(module, claim: Claim, frames: dict, missing: dict, profile: str, data_dir, costs,
+def _claim_records(package, claim: Claim, frames: dict, missing: dict, profile: str, data_dir, costs,
                    look=None) -> list[dict]:
     """The records of one claim, one per configuration, at the level in force (:func:`.claims.at_level`);
     ``costs()``: the store's run costs (for the price of the command that decides an inconclusive record)."""
@@ -149,19 +151,19 @@ def _claim_records(module, claim: Claim, frames: dict, missing: dict, profile: s
     for config in claim.configs:
         frame = frames.get(config, {}).get(claim.experiment)
         needed = claim.where.get("dataset")
-        extra = dict(module.paper_cells(claim))
+        extra = dict(package.claims.paper_cells(claim))
         if needed in missing:
             frame, extra["missing"] = None, without_data_path(missing[needed], data_dir)
         inputs[config] = (frame, extra)
         record = judge(claim, frame, config, **extra)
-        record["setup"] = _setup(frame, module) if claim.rule != "not_testable" else ""
-        record["page"] = evidence_page(module, claim)
+        record["setup"] = _setup(frame, package) if claim.rule != "not_testable" else ""
+        record["page"] = evidence_page(package, claim)
         if look is not None:
             record["look"], record["experiment"] = look.index, claim.experiment
         if record["verdict"] not in ("reproduced", "not testable here"):
             record["reason"] += skyline_note(claim, frame, frames.get(config, {}))
         if record["verdict"] == "inconclusive":
-            record["reason"] += _how_to_decide(module.PAPER, record, frame, profile, claim.experiment, data_dir,
+            record["reason"] += _how_to_decide(package.claims.PAPER, record, frame, profile, claim.experiment, data_dir,
                                                costs())
         judged.append(record)
     for record in judged:
@@ -190,12 +192,12 @@ def claim_grids(paper: str | None, profile: str, data_dir=None, seeds: int | Non
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     out = {}
-    for module in _modules(paper):
-        datasets, _ = find_datasets(module.MAIN_DATASETS, data_dir)
-        for config in module.CONFIGS:
-            grids = with_method(module, module.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds),
-                                rankers)
-            out.update({(module.PAPER, config, name): specs for name, specs in grids.items() if specs})
+    for package in _packages(paper):
+        datasets, _ = find_datasets(package.experiments.MAIN_DATASETS, data_dir)
+        for config in package.claims.CONFIGS:
+            paper_grids = package.experiments.experiments(profile, config, datasets, data_dir=data_dir, seeds=seeds)
+            grids = with_method(package, paper_grids, rankers)
+            out.update({(package.claims.PAPER, config, name): specs for name, specs in grids.items() if specs})
     return out
 
 
@@ -213,11 +215,11 @@ def claims_budget(paper: str | None = None, profile: str = "quick", data_dir=Non
                 max((int(s.rounds) for s in specs), default=0), worker_count(jobs))
 
 
-def evidence_page(module, claim) -> str:
+def evidence_page(package, claim) -> str:
     """The book page (notebook name) that shows the runs of the claim's source, or "" if none does."""
     for key in re.findall(r"(?:Table|Figure|Theorem|Section) [\d.]*\d", claim.source):
-        if key in module.PAGES:
-            return module.PAGES[key]
+        if key in package.claims.PAGES:
+            return package.claims.PAGES[key]
     return ""
 
 

@@ -1,15 +1,16 @@
-"""The PairRank ablation's analysis (olr_core.reproductions.pairrank) on run frames built by hand."""
+"""The PairRank chapter's package (olr_core.reproductions.pairrank): the ablation's analysis on run frames built by
+hand, the code configuration's grids and the claims' derived columns."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from olr_core.claims import MIN_PAIRS, mean_interval
-from olr_core.reproductions import pairrank as pr
+from olr_core.reproductions.pairrank import analysis, claims, experiments
 
 METRIC = "final_offline_ndcg10"
 USERS = ("perfect", "navigational", "informational")
-VARIANTS = pr.ablation_variants({}, (0.1,))
+VARIANTS = experiments.ablation_variants({}, (0.1,))
 
 
 def _runs(effects: dict, seeds: int = 5, users=USERS, noise: float = 0.01, seed: int = 0) -> pd.DataFrame:
@@ -32,7 +33,7 @@ def _runs(effects: dict, seeds: int = 5, users=USERS, noise: float = 0.01, seed:
 
 
 def _versus(diff, low, high, pairs=15):
-    return pr.VersusPDGD(diff, low, high, pairs)
+    return analysis.VersusPDGD(diff, low, high, pairs)
 
 
 UP, DOWN, OPEN = _versus(0.05, 0.02, 0.08), _versus(-0.05, -0.08, -0.02), _versus(0.01, -0.02, 0.04)
@@ -45,7 +46,7 @@ def test_versus_is_the_mean_paired_difference_with_the_claims_interval():
                          "seed": list(range(6)) * 2,
                          METRIC: [0.5, 0.4, 0.6, 0.5, 0.3, 0.7] + [0.52, 0.45, 0.61, 0.49, 0.36, 0.74]})
     d = np.array([0.02, 0.05, 0.01, -0.01, 0.06, 0.04])
-    versus = pr.versus_pdgd(runs.sample(frac=1, random_state=1), "x", "PDGD", METRIC)    # row order is irrelevant
+    versus = analysis.versus_pdgd(runs.sample(frac=1, random_state=1), "x", "PDGD", METRIC)    # row order is irrelevant
     low, high = mean_interval(d)[1](0.05)
     assert versus.pairs == 6 and versus.diff == pytest.approx(d.mean())
     assert (versus.low, versus.high) == pytest.approx((float(low), float(high)))
@@ -55,13 +56,13 @@ def test_versus_is_the_mean_paired_difference_with_the_claims_interval():
 def test_pairs_are_matched_by_user_and_seed_and_unmatched_runs_are_left_out():
     runs = _runs({("PairRank_C (paper)", "d"): 0.03}, seeds=3, noise=0.0)
     runs = runs[~((runs.variant == "PDGD") & (runs.seed == 2))]                  # three runs without a partner
-    versus = pr.versus_pdgd(runs, "PairRank_C (paper)", "PDGD", METRIC)
+    versus = analysis.versus_pdgd(runs, "PairRank_C (paper)", "PDGD", METRIC)
     assert versus.pairs == 6 and versus.diff == pytest.approx(0.03)
 
 
 def test_each_variant_is_compared_with_pdgd_under_its_own_stop_rule():
     runs = _runs({("stop at every position", "d"): 0.04, ("PairRank_C (paper)", "d"): 0.04})
-    table = pr.ablation_versus(runs, VARIANTS, METRIC).set_index("variant")
+    table = analysis.ablation_versus(runs, VARIANTS, METRIC).set_index("variant")
     assert table.loc["stop at every position", "diff"] == pytest.approx(0.04, abs=0.01)   # not 0.04 - 0.2
     assert table.loc["PairRank_C (paper)", "diff"] == pytest.approx(0.04, abs=0.01)
     assert "PDGD" not in table.index and "PDGD (every position)" not in table.index
@@ -77,7 +78,7 @@ def test_a_decision_needs_an_interval_excluding_zero_and_five_pairs():
 @pytest.mark.parametrize("seeds, decided", [(1, False), (2, True)])     # 3 pairs: never decided; 6: decided
 def test_the_same_clear_gain_is_decided_only_from_five_pairs(seeds, decided):
     runs = _runs({("PairRank_C (paper)", "d"): 0.1}, seeds=seeds, noise=0.001)
-    table = pr.ablation_versus(runs, VARIANTS, METRIC)
+    table = analysis.ablation_versus(runs, VARIANTS, METRIC)
     assert table["sign"].tolist() == [int(decided)]
     assert table["vs PDGD"].iloc[0].endswith("*") == decided
 
@@ -85,67 +86,104 @@ def test_the_same_clear_gain_is_decided_only_from_five_pairs(seeds, decided):
 def test_two_runs_of_one_variant_under_the_same_keys_are_refused():
     runs = _runs({("PairRank_C (paper)", "d"): 0.0}, seeds=2)
     with pytest.raises(ValueError, match="share dataset=d"):
-        pr.versus_pdgd(pd.concat([runs, runs.iloc[[0]]]), "PairRank_C (paper)", "PDGD", METRIC)
+        analysis.versus_pdgd(pd.concat([runs, runs.iloc[[0]]]), "PairRank_C (paper)", "PDGD", METRIC)
 
 
 def test_no_pair_gives_none():
     runs = _runs({("PairRank_C (paper)", "d"): 0.0})
-    assert pr.versus_pdgd(runs, "shuffled pairs", "PDGD", METRIC) is None
-    assert pr.on_dataset(runs, VARIANTS, METRIC, None) is None
+    assert analysis.versus_pdgd(runs, "shuffled pairs", "PDGD", METRIC) is None
+    assert analysis.on_dataset(runs, VARIANTS, METRIC, None) is None
 
 
 # -- the reading: one branch each ------------------------------------------------------------------
 
 def test_reading_data_decides_where_linear_wins_and_nonlinear_loses():
-    text = pr.ablation_reading({pr.PAPER_VARIANT: OPEN}, linear=UP, nonlinear=DOWN)
+    text = analysis.ablation_reading({analysis.PAPER_VARIANT: OPEN}, linear=UP, nonlinear=DOWN)
     assert text.startswith("PairRank_C beats PDGD where relevance is linear") and "loses where it is not" in text
     assert "+0.050, 95 % interval +0.020 to +0.080, 15 pairs" in text and "-0.050" in text
 
 
 def test_reading_the_papers_variant_already_beats():
-    text = pr.ablation_reading({pr.PAPER_VARIANT: UP, "shuffled pairs": UP}, linear=UP, nonlinear=OPEN)
+    text = analysis.ablation_reading({analysis.PAPER_VARIANT: UP, "shuffled pairs": UP}, linear=UP, nonlinear=OPEN)
     assert text.startswith("PairRank_C as the paper describes it already beats PDGD") and "+0.020 to +0.080" in text
 
 
 def test_reading_a_code_choice_decided_ahead_is_named_and_the_undecided_larger_mean_is_not():
     big_but_open = _versus(0.2, -0.1, 0.5)
-    overall = {pr.PAPER_VARIANT: OPEN, "shuffled pairs": UP, "refine (transitive closure)": big_but_open,
+    overall = {analysis.PAPER_VARIANT: OPEN, "shuffled pairs": UP, "refine (transitive closure)": big_but_open,
                "all code choices": _versus(0.03, 0.01, 0.05)}
-    text = pr.ablation_reading(overall, linear=OPEN, nonlinear=OPEN)
+    text = analysis.ablation_reading(overall, linear=OPEN, nonlinear=OPEN)
     assert "is not decided against PDGD at these runs" in text
     assert "the code's choice 'shuffled pairs' makes it beat PDGD" in text and "refine" not in text
-    assert "loses to PDGD" in pr.ablation_reading({**overall, pr.PAPER_VARIANT: DOWN})
+    assert "loses to PDGD" in analysis.ablation_reading({**overall, analysis.PAPER_VARIANT: DOWN})
 
 
 def test_reading_linear_wins_while_nonlinear_is_undecided():
-    text = pr.ablation_reading({pr.PAPER_VARIANT: OPEN, "shuffled pairs": OPEN}, linear=UP, nonlinear=OPEN)
+    text = analysis.ablation_reading({analysis.PAPER_VARIANT: OPEN, "shuffled pairs": OPEN}, linear=UP, nonlinear=OPEN)
     assert text.startswith("PairRank_C beats PDGD where relevance is linear")
     assert "is not decided against PDGD at these runs where it is not" in text and "loses" not in text
 
 
 def test_reading_the_paper_loses_and_nothing_is_decided_ahead():
-    text = pr.ablation_reading({pr.PAPER_VARIANT: DOWN, "shuffled pairs": OPEN}, linear=OPEN, nonlinear=DOWN)
+    text = analysis.ablation_reading({analysis.PAPER_VARIANT: DOWN, "shuffled pairs": OPEN}, linear=OPEN,
+                                     nonlinear=DOWN)
     assert text.startswith("PairRank_C as the paper describes it loses to PDGD (-0.050")
     assert "no variant tried here is decided ahead of PDGD" in text
 
 
 def test_reading_nothing_decided_says_so_instead_of_a_winner():
     few = _versus(0.2, 0.1, 0.3, pairs=MIN_PAIRS - 1)      # a clear mean from too few pairs decides nothing
-    text = pr.ablation_reading({pr.PAPER_VARIANT: few, "shuffled pairs": few}, linear=few, nonlinear=few)
+    text = analysis.ablation_reading({analysis.PAPER_VARIANT: few, "shuffled pairs": few}, linear=few, nonlinear=few)
     assert text.startswith("Whether PairRank_C as the paper describes it beats or loses to PDGD is not decided")
     assert "already beats" not in text and "makes it beat" not in text
 
 
 def test_reading_without_the_papers_variant():
-    assert "no run paired with PDGD" in pr.ablation_reading({})
+    assert "no run paired with PDGD" in analysis.ablation_reading({})
 
 
 @pytest.mark.parametrize("seeds, start", [(5, "PairRank_C beats PDGD where relevance is linear"),
                                           (1, "Whether PairRank_C as the paper describes it")])
 def test_reading_from_runs_follows_the_run_count(seeds, start):
-    runs = _runs({(pr.PAPER_VARIANT, "synth-mq"): -0.05, (pr.PAPER_VARIANT, "synth-mq-linear"): 0.05},
+    runs = _runs({(analysis.PAPER_VARIANT, "synth-mq"): -0.05, (analysis.PAPER_VARIANT, "synth-mq-linear"): 0.05},
                  seeds=seeds, noise=0.005)
-    text = pr.ablation_reading(pr.ablation_overall(runs, VARIANTS, METRIC),
-                               pr.on_dataset(runs, VARIANTS, METRIC, "synth-mq-linear"),
-                               pr.on_dataset(runs, VARIANTS, METRIC, "synth-mq"))
+    text = analysis.ablation_reading(analysis.ablation_overall(runs, VARIANTS, METRIC),
+                               analysis.on_dataset(runs, VARIANTS, METRIC, "synth-mq-linear"),
+                               analysis.on_dataset(runs, VARIANTS, METRIC, "synth-mq"))
     assert text.startswith(start)
+
+
+def test_pairrank_code_configuration_changes_pairrank_pdgd_and_the_users_only():
+    from olr_core.reproductions.sources import plain
+
+    text = experiments.experiments("tiny", "text", ["synth-mslr", "mq2008"])["main"]
+    code = experiments.experiments("tiny", "code", ["synth-mslr", "mq2008"])["main"]
+    assert {s.dataset for s in code} == {"mq2008"}              # the real data set only
+    same = [s for s in text if s.dataset == "mq2008"]
+    assert [(s.algorithm, s.click_model, s.seed) for s in same] == [(s.algorithm, s.click_model, s.seed) for s in code]
+    for before, after in zip(same, code):
+        assert after.stop_rule == "every_position"
+        if after.algorithm in experiments.CODE_PARAMS:          # PairRank_C, PairRank_R and PDGD
+            assert after.params == {**before.params, **plain(experiments.CODE_PARAMS[after.algorithm])}
+        else:
+            assert after.params == before.params
+    assert {c.id for c in claims.CLAIMS if "code" in c.configs} == {
+        "F3-best-offline", "F3-c-over-r", "F3-perfect-converges", "F4-best-online", "F4-c-over-r", "F5-closest"}
+    assert experiments.experiments("tiny", "code", ["synth-mslr"])["main"][0].dataset == "synth-mslr"
+
+def test_pairrank_convergence_pairs_its_perfect_user_runs_with_offline_ranknet():
+    for config in ("text", "code"):
+        grids = experiments.experiments("tiny", config, ["synth-mslr", "mq2008"])
+        runs = grids["convergence"]
+        online = [s for s in runs if s.algorithm == "pairrank_c"]
+        assert online and all(s in grids["main"] for s in online)     # the main grid's runs, computed once
+        assert {s.click_model for s in runs} == {"perfect"}
+        keys = {(s.dataset, s.fold, s.seed) for s in online}
+        assert keys == {(s.dataset, s.fold, s.seed) for s in runs if s.algorithm == "offline_ranknet"}
+
+def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
+    frame = pd.DataFrame({**{f"mean:block_size_at_{r}": [2.0, 1.0, np.nan] for r in range(1, 10)},
+                          "mean:block_size_at_10": [5.0, 1.0, np.nan]})
+    excess = analysis.block_excess(frame)
+    assert excess[0] == 3.0 and excess[1] == 0.0 and np.isnan(excess[2])    # the last: a run without blocks
+    assert analysis.block_excess(frame.drop(columns="mean:block_size_at_10")).isna().all()

@@ -1,4 +1,4 @@
-"""The claims of Jia et al. (WWW 2021), Section 4, and the runs that test them.
+"""The claims of Jia et al. (WWW 2021), Section 4; the runs that test them: :mod:`.experiments`.
 
 One experiment, ``main`` (Figures 3-7): seven algorithms under three users, on the
 MSLR-sized synthetic default and on MQ2008 when present, with the hyper-parameters chosen
@@ -10,31 +10,12 @@ with the log-log slope of its cumulative pairwise regret.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from ..claims import Claim, Unstated, with_seeds
-from ..experiments import ResultStore, expand_grid
-from . import neural, pairrank, worlds
+from ...claims import Claim, Unstated
 
 PAPER = "pairrank"
 TITLE = "PairRank, Jia et al., WWW 2021"
 PAPER_RUNS = "20 runs, 5,000 queries"
-# Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
-# take theirs from here too (notebooks/manifest.yml names the experiment; tuning, ablation and simulation, the
-# Theorem 8 page's own simulated world, are pages only).
-PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 100}, "theory": {"seeds": 1, "rounds": 200},
-                     "tuning": {"seeds": 1, "rounds": 200}, "ablation": {"seeds": 2, "rounds": 300},
-                     "simulation": {"seeds": 2, "rounds": 1000}},
-            "quick": {"main": {"seeds": 5, "rounds": 1000}, "theory": {"seeds": 5, "rounds": 1000},
-                      "tuning": {"seeds": 1, "rounds": 1000}, "ablation": {"seeds": 5, "rounds": 500},
-                      "simulation": {"seeds": 3, "rounds": 3000}},
-            "paper": {"main": {"seeds": 20, "rounds": 5000}, "theory": {"seeds": 5, "rounds": 5000},
-                      "tuning": {"seeds": 5, "rounds": 5000}, "ablation": {"seeds": 20, "rounds": 5000},
-                      "simulation": {"seeds": 10, "rounds": 50_000}}}
-MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
 CONFIGS = ("text", "code")
-SYNTHETIC = ("synth-mslr",)
 BOTH = ("text", "code")         # the central claims are judged as the text describes PairRank and as the code runs it
 PAGES = {"Figure 3": "pairrank_figure3", "Figure 4": "pairrank_figure4", "Figure 5": "pairrank_figure5",
          "Figure 6": "pairrank_figure6", "Figure 7": "pairrank_figure7",
@@ -108,54 +89,6 @@ CLAIMS = [
           {"reason": "needs lists of hundreds of documents (MSLR-WEB10K); the runs record block sizes at ranks 1-10"},
           "larger blocks at ranks 300-400 of MSLR-WEB10K lists"),
 ]
-
-
-def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
-                **_) -> dict[str, list]:
-    """The main grid; in the ``code`` configuration on the real data sets found only (the synthetic default
-    when there is none), as the DSP chapter does: the code's choices are about the paper's numbers.
-    ``convergence``: PairRank_C's runs under perfect users (the same runs as the main grid's) beside offline
-    RankNet's on the same data, folds and seeds."""
-    size = with_seeds(PROFILES[profile], seeds)["main"]
-    if config == "code":
-        datasets = [d for d in datasets if d not in SYNTHETIC] or list(datasets[:1])
-    specs = pairrank.in_config(pairrank.main_grid(datasets, size["seeds"], size["rounds"], pairrank.tuned_params()),
-                               config)
-    perfect = [s for s in specs if s.algorithm == "pairrank_c" and s.click_model == "perfect"]
-    offline = pairrank.main_grid(datasets, size["seeds"], size["rounds"], {}, click_models=["perfect"],
-                                 algorithms=["offline_ranknet"], reference=None)
-    theory = with_seeds(PROFILES[profile], seeds)["theory"]
-    return {"main": specs, "convergence": perfect + offline,
-            "theory": theory_grid(theory["seeds"], theory["rounds"]) if config == "text" else []}
-
-
-THEORY_ALPHA = 0.1      # the theory page's tuned constant (the theoretical alpha_t keeps nearly every pair uncertain)
-
-
-def theory_grid(seeds: int, rounds: int):
-    """PairRank_C in the linear world with the logistic pair user (:mod:`.worlds`): the whole ranking is shown and
-    examined (p* = 1), and the mis-ordered pairs are the Kendall distance to the order of theta* . x."""
-    return expand_grid({"algorithms": [{"name": "pairrank_c", "params": {"alpha": THEORY_ALPHA}}],
-                        "datasets": worlds.LINEAR_DATA, "click_models": worlds.LINEAR_USER, "seeds": seeds,
-                        "rounds": rounds})
-
-
-def block_excess(frame: pd.DataFrame, deepest: int = 10) -> pd.Series:
-    """Per run: the mean block size over the run at rank ``deepest`` minus the average of the mean sizes at the
-    ranks above it (positive: the deepest block stays larger, i.e. shrinks slower); NaN for runs without
-    block statistics (every method but PairRank)."""
-    columns = [f"mean:block_size_at_{r}" for r in range(1, deepest + 1)]
-    if not set(columns) <= set(frame):
-        return pd.Series(np.nan, index=frame.index)
-    return frame[columns[-1]] - frame[columns[:-1]].mean(axis=1, skipna=False)
-
-
-def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, **_) -> pd.DataFrame:
-    """The main experiment's runs get ``block10_excess`` (:func:`block_excess`), the theory runs
-    ``regret_slope`` (the log-log slope of the cumulative mis-ordered pairs over the second half of the run)."""
-    if name == "theory":
-        return frame.assign(regret_slope=neural.misordered_slopes(specs, store or ResultStore(), data_dir))
-    return frame.assign(block10_excess=block_excess(frame)) if name == "main" else frame
 
 
 def paper_cells(claim: Claim) -> dict:

@@ -1,46 +1,24 @@
-"""The claims of Wang et al. (SIGIR 2019), Section 4, and the runs that test them.
+"""The claims of Wang et al. (SIGIR 2019), Section 4; the runs that test them: :mod:`.experiments`.
 
 Experiments (each a grid of runs, sized by profile): ``main`` (Tables 2-3, Figure 2, on
 MQ2008, the one data set of the paper that CI has, and on the synthetic default at the paper
 profile or when MQ2008 is absent), ``lambda``,
 ``cosine`` and ``gt`` (Figure 3), ``k`` and ``r`` (Figure 4, on the MSLR-sized synthetic
 preset, as the paper used MSLR-WEB10K). ``main`` is run in the configuration the text
-describes and in the configuration of the authors' code (:data:`dsp.CODE_CHOICES`), and so are
+describes and in the configuration of the authors' code (:data:`.experiments.CODE_CHOICES`), and so are
 the figure experiments. The ablation (one code choice at a time) is the ``dsp_ablation`` page.
 """
 
 from __future__ import annotations
 
-import pandas as pd
-
-from ..claims import Claim, Unstated, with_seeds
-from . import dsp
+from ...claims import Claim, Unstated
+from .analysis import paper_frame
+from .experiments import BASES, CLICK_MODELS
 
 PAPER = "dsp"
 TITLE = "Variance reduction in gradient exploration (DSP), Wang et al., SIGIR 2019"
 PAPER_RUNS = "15 runs (5 folds x 3), 10,000 queries"
 
-# Sizes of each experiment per profile, their only copy: the claims judge main and figures; the book's pages
-# take theirs from here too (notebooks/manifest.yml names the experiment; ablation: the DSP ablation page only).
-PROFILES = {
-    "tiny": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 200, "datasets": []},
-             "figures": {"fold": 1, "seeds": 1, "rounds": 100, "cosine_rounds": 100, "lambdas": [0.0, 0.5, 1.0],
-                         "ks": [0, 3], "rs": [0, 20]},
-             "ablation": {"folds": [1], "seeds": 1, "rounds": 200}},
-    "quick": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000, "datasets": []},
-              "figures": {"fold": 1, "seeds": 5, "rounds": 2000, "cosine_rounds": 2000,
-                          "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
-                          "rs": [0, 5, 10, 20, 50]},
-              "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000}},
-    "paper": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000, "datasets": ["synth-mq"]},
-              "figures": {"fold": 1, "seeds": 15, "rounds": 10_000, "cosine_rounds": 5000,
-                          "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
-                          "rs": [0, 5, 10, 20, 50]},
-              "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000}},
-}
-MAIN_DATASETS = ["synth-mq", "mq2008"]
-SYNTHETIC_DATASETS = ("synth-mq",)
-FIGURE_DATASET = "synth-mslr"
 CONFIGS = ("text", "code")
 PAGES = {"Table 2": "dsp_table2", "Table 3": "dsp_table3", "Figure 2": "dsp_figure2", "Figure 3": "dsp_figure3",
          "Figure 4": "dsp_figure4"}   # where each source's runs are shown
@@ -54,20 +32,22 @@ def _paper_gain(metric: str, treatment: str, control: str, dataset: str = "mq200
 def _paper_gains(metric: str, treatment: str, control: str, dataset: str = "mq2008") -> dict:
     """{cell: the paper's gain of treatment over control in % of the control}, cells named as the claims name
     them (data set/user)."""
-    paper = dsp.paper_frame(metric)
+    paper = paper_frame(metric)
     paper = paper[paper.dataset == dataset].set_index(["click_model", "algorithm"])["paper_mean"]
     return {f"{dataset}/{c}": round(100 * (paper[(c, treatment)] / paper[(c, control)] - 1), 2)
-            for c in dsp.CLICK_MODELS}
+            for c in CLICK_MODELS}
 
 
 ONLINE, OFFLINE = "discounted_online_ndcg10", "final_offline_ndcg10"
 
 
 def _paper_sd(treatment: str, control: str) -> str:
-    paper = dsp.paper_frame("online").set_index(["dataset", "click_model", "algorithm"])["paper_sd"]
+    paper = paper_frame("online").set_index(["dataset", "click_model", "algorithm"])["paper_sd"]
     cells = paper.xs(treatment, level="algorithm").index
     smaller = sum(paper[(*c, treatment)] < paper[(*c, control)] for c in cells)
     return f"s.d. smaller with DSP in {smaller} of {len(cells)} cells of Table 2"
+
+
 MQ = {"dataset": "mq2008"}
 BAND = {"k": Unstated("half-width of the band of agreement, in the paper's run-to-run s.d.")}
 HORIZON = 10_000             # Tables 2-3: after 10,000 queries
@@ -88,11 +68,11 @@ CLAIMS = [
             "main", ONLINE, "paired_gain", {"treatment": f"{base}_dsp", "control": base},
             _paper_gain("online", f"{base}_dsp", base), ("dataset", "click_model"), {}, BOTH,
             paper_number=_paper_gains("online", f"{base}_dsp", base), relative=True)
-      for base in dsp.BASES],
+      for base in BASES],
     *[Claim(PAPER, f"T2-{base}-dsp-sd", "Table 2, Section 3.4", f"{base.upper()}-DSP's online performance varies "
             f"less from run to run than {base.upper()}'s (the empirical side of the variance lemma)", "main", ONLINE,
             "smaller_spread", {"treatment": f"{base}_dsp", "control": base}, _paper_sd(f"{base}_dsp", base),
-            ("dataset", "click_model"), {}, BOTH) for base in dsp.BASES],
+            ("dataset", "click_model"), {}, BOTH) for base in BASES],
     Claim(PAPER, "T2-mgd-over-dbgd", "Table 2, Section 4.2", "MGD improves online performance over DBGD", "main",
           ONLINE, "paired_gain", {"treatment": "mgd", "control": "dbgd"}, _paper_gain("online", "mgd", "dbgd"),
           ("dataset", "click_model"), {}, BOTH, paper_number=_paper_gains("online", "mgd", "dbgd"), relative=True),
@@ -100,12 +80,12 @@ CLAIMS = [
           ONLINE, "paired_gain", {"treatment": "nsgd", "control": "mgd"}, _paper_gain("online", "nsgd", "mgd"),
           ("dataset", "click_model"), {}, BOTH, paper_number=_paper_gains("online", "nsgd", "mgd"), relative=True),
     Claim(PAPER, "T3-dsp-mostly", "Table 3, Section 4.2", "DSP mostly improves offline NDCG@10", "main", OFFLINE,
-          "mostly_positive", {"treatments": {f"{b}_dsp": b for b in dsp.BASES}},
+          "mostly_positive", {"treatments": {f"{b}_dsp": b for b in BASES}},
           "improvement in most of 45 cells (some losses, e.g. DBGD under perfect users on MQ2007)",
           ("dataset", "click_model"), {}, BOTH),
     Claim(PAPER, "F2-faster", "Figure 2", "DSP speeds up offline learning (a larger area under the offline "
           "NDCG@10 curve) for every base algorithm", "main", "mean_offline_ndcg10", "all_positive",
-          {"treatments": {f"{b}_dsp": b for b in dsp.BASES}}, "Yahoo! (700 features), visual",
+          {"treatments": {f"{b}_dsp": b for b in BASES}}, "Yahoo! (700 features), visual",
           ("dataset", "click_model"), {}, BOTH),
     Claim(PAPER, "F3a-lambda", "Figure 3a", "Online performance rises as the update trusts the projected "
           "direction more (lambda from 0 to 1)", "lambda", ONLINE, "increasing", {"parameter": "param:dsp_lambda"},
@@ -146,46 +126,11 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
-                **_) -> dict[str, list]:
-    """The run specs of each experiment for ``profile``; ``datasets``: the main data sets available.
-
-    The main grid runs the real sets found plus the profile's synthetic ``datasets`` (the quick
-    profile: none, so that its cost stays bounded), or the synthetic default when that leaves
-    none; the code's configuration is about the paper's numbers and runs the real sets only."""
-    sizes = with_seeds(PROFILES[profile], seeds)
-    main, fig = sizes["main"], sizes["figures"]
-    real = [d for d in datasets if d not in SYNTHETIC_DATASETS]
-    names = [*main["datasets"], *real] or list(SYNTHETIC_DATASETS)
-    out = {"main": dsp.main_grid(dsp.config_datasets(config, names), main["folds"], main["seeds"], main["rounds"],
-                                 config=config)}
-    where = (FIGURE_DATASET, fig["fold"], fig["seeds"])
-    out["lambda"] = dsp.lambda_grid(*where, fig["rounds"], fig["lambdas"], config)
-    out["cosine"] = dsp.cosine_grid(*where, fig["cosine_rounds"], config)
-    out["gt"] = dsp.gt_grid(*where, fig["rounds"], config)
-    out["k"] = dsp.sweep_grid(*where, fig["rounds"], "dsp_k", fig["ks"], config)
-    out["r"] = dsp.sweep_grid(*where, fig["rounds"], "dsp_r", fig["rs"], config)
-    return out
-
-
-def decorate(name: str, specs, frame: pd.DataFrame, data_dir=None, **_) -> pd.DataFrame:
-    """Columns a claim needs beyond the run frame (the Figure 3d variant; on the main runs of NSGD-DSP,
-    ``reflection_defect``: :func:`.dsp.reflection_defect` of its proposal scheme, data set, fold and seed)."""
-    if name == "gt":
-        frame = frame.assign(variant=[dsp.gt_variant(s) for s in specs])
-    if name == "main":
-        frame = frame.assign(reflection_defect=[
-            dsp.reflection_defect(s.algorithm, s.dataset, s.fold, s.seed, data_dir) if s.algorithm == "nsgd_dsp"
-            else float("nan") for s in specs])
-    return frame
-
-
 def paper_cells(claim: Claim) -> dict:
     """Extra arguments of a claim's rule that come from the paper's numbers."""
     if claim.rule == "within_sd":
-        return {"paper_cells": dsp.paper_frame("online" if claim.metric == ONLINE else "offline")}
+        return {"paper_cells": paper_frame("online" if claim.metric == ONLINE else "offline")}
     return {}
-
 
 
 # -- Theorem 3.1's scope (issue #36) -----------------------------------------------------------------------------

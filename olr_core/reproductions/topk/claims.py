@@ -1,4 +1,4 @@
-"""The claims of Chaudhuri and Tewari (AISTATS 2016), Section 6 and Theorem 4.1, and the runs that test them.
+"""The claims of Chaudhuri and Tewari (AISTATS 2016), Section 6 and Theorem 4.1 (their runs: :mod:`.experiments`).
 
 Two experiments. ``figure1``: the four RTop-kF learners, full-feedback online ListNet and a
 random ranker on the five-grade MSLR-sized synthetic default, MQ2008, and Yahoo! / Yandex
@@ -12,24 +12,15 @@ their measured surrogate regret. Two configurations: the step sizes of the paper
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
-import pandas as pd
 
-from ..claims import RATE_TOLERANCE, Claim, Unstated, with_seeds
-from ..data.registry import load_fold
-from ..experiments import ResultStore, spec_key
-from . import topk
+from ...claims import RATE_TOLERANCE, Claim, Unstated
+from .analysis import COST_LEVELS
+from .experiments import TOPK
 
 PAPER = "topk"
 TITLE = "Online learning to rank with top-k feedback (RTop-kF), Chaudhuri and Tewari, AISTATS 2016"
 PAPER_RUNS = "1 run, 100,000 (Yandex) or 200,000 (Yahoo!) queries"
-PROFILES = {"tiny": {"figure1": {"seeds": 1, "rounds": 300}, "regret": {"seeds": 1, "rounds": 640}},
-            "quick": {"figure1": {"seeds": 5, "rounds": 10000}, "regret": {"seeds": 5, "rounds": 10000}},
-            "paper": {"figure1": {"seeds": 5, "rounds": 100000}, "regret": {"seeds": 10, "rounds": 200000}}}
-MAIN_DATASETS = ["synth-mslr", "mq2008", "yahoo", "yandex-im2009"]
-REGRET_DATASET = "synth-mq-linear"
 CONFIGS = ("text", "code", "written-sign")
 PAGES = {"Figure 1": "topk_figure1", "Theorem 4.1": "topk_theory"}
 
@@ -65,13 +56,13 @@ CLAIMS = [
           "highest curve throughout, both data sets", CELLS, configs=BOTH),
     Claim(PAPER, "F1-ranksvm-best-topk", "Figure 1, Section 6", "RankSVM (top-2 feedback, lower variance) is the "
           "best of the top-k learners", "figure1", AVERAGE, "best", {"target": "topk_ranksvm"},
-          "best partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=(*BOTH, "written-sign")),
+          "best partial-feedback curve", CELLS, {"algorithm": TOPK}, configs=(*BOTH, "written-sign")),
     Claim(PAPER, "F1-kl-over-squared", "Figure 1, Section 6", "The listwise KL surrogate beats the pointwise squared "
           "loss", "figure1", AVERAGE, "paired_gain", {"treatment": "topk_kl", "control": "topk_squared"},
           "KL above squared", CELLS, configs=BOTH),
     Claim(PAPER, "F1-smoothdcg-poor", "Figure 1, Section 6", "The non-convex SmoothDCG surrogate performs poorly: "
           "the worst of the top-k learners", "figure1", AVERAGE, "worst", {"targets": ["topk_smoothdcg"]},
-          "lowest partial-feedback curve", CELLS, {"algorithm": topk.TOPK}, configs=(*BOTH, "written-sign")),
+          "lowest partial-feedback curve", CELLS, {"algorithm": TOPK}, configs=(*BOTH, "written-sign")),
     Claim(PAPER, "F1-yahoo-close", "Figure 1 (Yahoo!)", "On Yahoo!, RankSVM and KL come very close to full-feedback "
           "ListNet", "figure1", AVERAGE, "equivalent",
           {"treatment": "topk_ranksvm", "control": "listnet_full", "tolerance": 0.02, "column": "algorithm"},
@@ -90,61 +81,13 @@ CLAIMS = [
 ]
 
 
-def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
-                **_) -> dict[str, list]:
-    sizes = with_seeds(PROFILES[profile], seeds)
-    fig, reg = sizes["figure1"], sizes["regret"]
-    eta0 = topk.config_params("topk_kl", config).get("eta0", 0.01)
-    return {"figure1": topk.figure1_grid(datasets, fig["seeds"], fig["rounds"], config),
-            "regret": topk.regret_grid(REGRET_DATASET, reg["seeds"], reg["rounds"], eta0=eta0,
-                                       surrogates=("squared", "kl", "ranksvm"))}
-
-
-def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
-             jobs: int = 1, **_) -> pd.DataFrame:
-    """The regret experiment's runs get ``regret_slope``, ``final_regret`` and, for the squared loss (the one
-    surrogate whose constants the chapter makes explicit), ``bound_slack``: the smallest share of Theorem
-    4.1's explicit bound left unused by the measured regret over the horizons; and ``cost_exponent``: the
-    growth exponent of the measured seconds per round in the number of documents m (one timing sweep per
-    run, :func:`.topk.cost_exponent`); every run gets ``calibrated_floor``, Theorem 5.2's per-round regret
-    floor on the two-world instance (a computed constant)."""
-    if name != "regret":
-        return frame
-    store = store or ResultStore()
-    for (dataset, fold, rounds), group in itertools.groupby(sorted(specs, key=_world), key=_world):
-        topk.precompute_comparators(list(group), load_fold(dataset, fold, data_dir).train, topk.checkpoints(rounds),
-                                    jobs)
-    slopes, finals, slack = [], [], []
-    for spec in specs:
-        _, trace = store.load(spec_key(spec, data_dir))
-        data = load_fold(spec.dataset, spec.fold, data_dir).train
-        curve = topk.regret_curve(spec, trace, data, topk.checkpoints(spec.rounds))
-        slopes.append(topk.loglog_slope(curve["T"], curve["regret"]))
-        finals.append(float(curve["regret"].iloc[-1]))
-        if spec.algorithm == "topk_squared":
-            p = spec.params
-            bound = topk.explicit_bound(data, curve["T"].to_numpy(), p.get("eta0", 0.01), p.get("gamma0", 0.1),
-                                        p.get("radius", 1.0))
-            slack.append(float(np.min((bound - curve["regret"].to_numpy()) / bound)))
-        else:
-            slack.append(float("nan"))
-    return frame.assign(regret_slope=np.array(slopes), final_regret=np.array(finals), bound_slack=np.array(slack),
-                        cost_exponent=[topk.cost_exponent("squared", seed=s.seed) if s.algorithm == "topk_squared"
-                                       else np.nan for s in specs],
-                        calibrated_floor=topk.calibrated_regret_floor())
-
-
-def _world(spec) -> tuple:
-    return spec.dataset, spec.fold, spec.rounds
-
-
 def paper_cells(claim: Claim) -> dict:
     return {}
 
 
 # -- claims of the analysis the book had neither stated nor tested (issue #36) -----------------------------------
 
-COST_SLOPE = 1 + 1 / np.log(topk.COST_LEVELS[0][0])     # m log m's local log-log slope at the smallest m (1.144)
+COST_SLOPE = 1 + 1 / np.log(COST_LEVELS[0][0])     # m log m's local log-log slope at the smallest m (1.144)
 
 THEORY_CLAIMS = [
     Claim(PAPER, "S4.2-round-cost", "Section 4.2", "One round of RTop-kF (score, sample the played list, sort, "

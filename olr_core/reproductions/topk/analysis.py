@@ -1,15 +1,12 @@
-"""The top-k feedback chapter's experiments (Chaudhuri and Tewari, AISTATS 2016).
+"""The top-k feedback chapter's analysis (Chaudhuri and Tewari, AISTATS 2016).
 
-- Figure 1: the running average of NDCG@10 over rounds for RTop-kF with four surrogates,
-  full-feedback online ListNet and a random ranker (:func:`figure1_grid`), in two
-  configurations: the step sizes of the paper's text (``text``) and those of the authors' public
-  script (``code``, as the other chapters call an authors' code).
+- Figure 1's running average of NDCG@10 over rounds.
 - The regret check: each round's surrogate loss of the played scores (the loop's audit)
   against the best fixed weight vector in hindsight (:func:`best_fixed`, convex optimisation
-  over the ball), the measured regret's log-log slope against T^(2/3), and its dependence on
-  gamma and k (:func:`regret_grid`, :func:`regret_table`).
+  over the ball), the measured regret's log-log slope against T^(2/3), and Theorem 4.1's explicit bound.
 - Theorem 5.2's worked instance: two distributions of grades that no top-1 learner can tell
   apart but whose NDCG-optimal rankings differ (:func:`indistinguishable_pair`).
+- Section 4.2's per-round cost, and the columns the claims read beyond the run frame.
 """
 
 from __future__ import annotations
@@ -21,57 +18,14 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from ..data.ranking_data import RankingData
-from ..experiments import RunSpec
-from ..experiments.runner import map_on_workers
-from ..experiments.store import cached_array
-from ..loop import query_sequence
-from ..threads import blas_threads
-from .sources import Cited, citation_rows, citation_table, plain
-
-ALGORITHMS = ["topk_squared", "topk_kl", "topk_ranksvm", "topk_smoothdcg", "listnet_full", "random"]
-TOPK = ALGORITHMS[:4]
-CONVEX = ["topk_squared", "topk_kl", "topk_ranksvm"]
-USERS = {"topk_squared": "top1", "topk_kl": "top1", "topk_ranksvm": "top2", "topk_smoothdcg": "top1",
-         "listnet_full": "full", "random": "top1"}
-# The paper's text: eta_t = 0.01 / t^(2/3) for RTop-kF (Section 6); one public script of the authors uses 0.1.
-# "written-sign": the text's steps with SmoothDCG's formula taken as written (the smoothed gain itself descended),
-# the run that shows what the sign does to "SmoothDCG performs poorly"; the other learners as in the text.
-# Each value of a configuration other than the text carries where it comes from (sources.Cited). The script
-# with 0.1 is known to us only from the reference notes: no repository of the authors was found to cite a
-# file and line of (the issue #34 search: the stored code index and GitHub names), so the table says so.
-CODE_ETA_SOURCE = ("no file of the authors located; shared/REFERENCE_NOTES.md, RTop-kF: '0.1 / t^(2/3) in one "
-                   "public script'")
-CONFIGS = {"text": {}, "code": {"eta0": Cited(0.1, CODE_ETA_SOURCE)}, "written-sign": {}}
-SURROGATE_OF_CONFIG = {"written-sign": {"topk_smoothdcg": Cited(
-    "smoothdcg_gain", "not a script: the paper's phi_SD (Section 4.1.1, the smoothed DCG@1, a gain) descended as "
-                      "Algorithm 1 is written")}}
-
-
-def config_params(algorithm: str, config: str) -> dict:
-    """The options of ``algorithm`` in configuration ``config`` (only the top-k learners change)."""
-    if config not in CONFIGS:
-        raise ValueError(f"unknown configuration {config!r}; valid: {', '.join(CONFIGS)}")
-    if algorithm not in TOPK:
-        return {}
-    surrogate = SURROGATE_OF_CONFIG.get(config, {}).get(algorithm)
-    return plain({**CONFIGS[config], **({"surrogate": surrogate} if surrogate else {})})
-
-
-def code_sources() -> pd.DataFrame:
-    """Every parameter a configuration other than ``text`` sets, with where it comes from."""
-    rows = [row for config, params in CONFIGS.items() for row in citation_rows(config, "RTop-kF (all four)", params)]
-    for config, by_algorithm in SURROGATE_OF_CONFIG.items():
-        rows += [row for algorithm, surrogate in by_algorithm.items()
-                 for row in citation_rows(config, algorithm, {"surrogate": surrogate})]
-    return citation_table(rows)
-
-
-def figure1_grid(datasets, seeds: int, rounds: int, config: str = "text", algorithms=ALGORITHMS) -> list[RunSpec]:
-    """Every algorithm with the user that gives it the feedback the paper gives it (top-1, top-2 or full)."""
-    eval_every = max(1, rounds // 50)
-    return [RunSpec(a, d, 1, USERS[a], rounds, seed, config_params(a, config), eval_every=eval_every)
-            for d in datasets for a in algorithms for seed in range(seeds)]
+from ...data.ranking_data import RankingData
+from ...data.registry import load_fold
+from ...experiments import ResultStore, RunSpec, spec_key
+from ...experiments.runner import map_on_workers
+from ...experiments.store import cached_array
+from ...loop import query_sequence
+from ...threads import blas_threads
+from .experiments import checkpoints
 
 
 def running_average(values: np.ndarray) -> np.ndarray:
@@ -136,24 +90,6 @@ def best_fixed(loss: BatchLoss, counts: np.ndarray, radius: float = 1.0, w0: np.
     return float(loss(w, counts)[0]), w
 
 
-def regret_grid(dataset: str, seeds: int, rounds: int, gammas=(0.1,), ks=(None,), surrogates=("squared", "kl"),
-                eta0: float = 0.1) -> list[RunSpec]:
-    """Audited runs (each round's played surrogate loss recorded) for the regret check."""
-    specs = []
-    for name, gamma0, k in itertools.product(surrogates, gammas, ks):
-        algorithm = f"topk_{name}"
-        depth = k or (2 if name == "ranksvm" else 1)
-        params = {"gamma0": gamma0, "eta0": eta0, **({"k": k} if k else {})}
-        specs += [RunSpec(algorithm, dataset, 1, f"top{depth}", rounds, seed, params, eval_every=rounds,
-                          audit=True) for seed in range(seeds)]
-    return specs
-
-
-def checkpoints(rounds: int, points: int = 8) -> np.ndarray:
-    """Horizons T at which the regret is measured: geometric from rounds / 64 to rounds."""
-    return np.unique(np.geomspace(max(rounds // 64, 10), rounds, points).astype(int))
-
-
 def regret_curve(spec: RunSpec, trace, data: RankingData, horizons: np.ndarray) -> pd.DataFrame:
     """Regret(T) = sum_{t <= T} phi(played_t, R_t) - min_{||w|| <= U} sum_{t <= T} phi(X_t w, R_t)."""
     played = np.cumsum(trace.stats["played_loss"])
@@ -164,6 +100,7 @@ def regret_curve(spec: RunSpec, trace, data: RankingData, horizons: np.ndarray) 
 
 
 COMPARATOR_VERSION = 2          # bump when BatchLoss or best_fixed change (2: one BLAS thread)
+
 SLOWEST_FIRST = {"ranksvm": 0, "kl": 1, "squared": 2}      # the comparators' cost, measured (9 s, 6 s, 3 s)
 
 
@@ -300,8 +237,6 @@ def calibrated_regret_floor() -> float:
 # -- the per-round cost (Section 4.2: O(m log m) per round) ------------------------------------------------------
 
 COST_LEVELS = ((1024, 2048, 4096, 8192), (16384, 32768, 65536, 131072))
-# documents per query, in two ranges: a query's features fit in the processor's cache in the first and not in the
-# second (46 features), and the step between the two is a constant factor, not growth in m
 
 
 def round_seconds(surrogate: str, m: int, rounds: int, n_features: int = 46, seed: int = 0) -> float:
@@ -309,9 +244,9 @@ def round_seconds(surrogate: str, m: int, rounds: int, n_features: int = 46, see
     random documents."""
     import time
 
-    from ..data.ranking_data import Query
-    from ..rankers import make_ranker
-    from ..users import TopKLabels
+    from ...data.ranking_data import Query
+    from ...rankers import make_ranker
+    from ...users import TopKLabels
 
     rng = np.random.default_rng(seed)
     ranker = make_ranker(f"topk_{surrogate}")
@@ -340,3 +275,43 @@ def cost_exponent(surrogate: str = "squared", levels=COST_LEVELS, rounds: int = 
         seconds = [round_seconds(surrogate, m, rounds, seed=seed) for m in sizes]
         slopes.append(float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0]))
     return max(slopes)
+
+
+# -- the columns the claims read ------------------------------------------------------------------
+
+def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
+             jobs: int = 1, **_) -> pd.DataFrame:
+    """The regret experiment's runs get ``regret_slope``, ``final_regret`` and, for the squared loss (the one
+    surrogate whose constants the chapter makes explicit), ``bound_slack``: the smallest share of Theorem
+    4.1's explicit bound left unused by the measured regret over the horizons; and ``cost_exponent``: the
+    growth exponent of the measured seconds per round in the number of documents m (one timing sweep per
+    run, :func:`cost_exponent`); every run gets ``calibrated_floor``, Theorem 5.2's per-round regret
+    floor on the two-world instance (a computed constant)."""
+    if name != "regret":
+        return frame
+    store = store or ResultStore()
+    for (dataset, fold, rounds), group in itertools.groupby(sorted(specs, key=_world), key=_world):
+        precompute_comparators(list(group), load_fold(dataset, fold, data_dir).train, checkpoints(rounds),
+                                    jobs)
+    slopes, finals, slack = [], [], []
+    for spec in specs:
+        _, trace = store.load(spec_key(spec, data_dir))
+        data = load_fold(spec.dataset, spec.fold, data_dir).train
+        curve = regret_curve(spec, trace, data, checkpoints(spec.rounds))
+        slopes.append(loglog_slope(curve["T"], curve["regret"]))
+        finals.append(float(curve["regret"].iloc[-1]))
+        if spec.algorithm == "topk_squared":
+            p = spec.params
+            bound = explicit_bound(data, curve["T"].to_numpy(), p.get("eta0", 0.01), p.get("gamma0", 0.1),
+                                        p.get("radius", 1.0))
+            slack.append(float(np.min((bound - curve["regret"].to_numpy()) / bound)))
+        else:
+            slack.append(float("nan"))
+    return frame.assign(regret_slope=np.array(slopes), final_regret=np.array(finals), bound_slack=np.array(slack),
+                        cost_exponent=[cost_exponent("squared", seed=s.seed) if s.algorithm == "topk_squared"
+                                       else np.nan for s in specs],
+                        calibrated_floor=calibrated_regret_floor())
+
+
+def _world(spec) -> tuple:
+    return spec.dataset, spec.fold, spec.rounds

@@ -1,22 +1,24 @@
-"""The PairRank chapter's experiments (Jia et al., WWW 2021): grids, tuning, the well-specified simulation."""
+"""The PairRank chapter's experiments (Jia et al., WWW 2021): grids, tuning, the text's and the code's
+configurations, the ablation's variants, the well-specified simulation, and :data:`PROFILES`, the only copy of
+their run sizes."""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from ..claims import MIN_PAIRS, current_level, mean_interval
-from ..data.ranking_data import Fold, RankingData
-from ..experiments import expand_grid
-from ..experiments.store import default_store_dir
-from ..rankers.pairwise import PairRank, pairwise_uncertainty
-from .sources import PAIRRANK, Cited, citation_rows, citation_table, plain
+from ...claims import with_seeds
+from ...data.ranking_data import Fold, RankingData
+from ...experiments import expand_grid
+from ...experiments.store import default_store_dir
+from ...rankers.pairwise import PairRank, pairwise_uncertainty
+from .. import worlds
+from ..sources import PAIRRANK, Cited, citation_rows, citation_table, plain
 
 ALGORITHMS = ["pairrank_c", "pairrank_r", "pdgd", "epsilon_greedy", "sgd_ranknet", "dbgd", "mgd"]
 CLICK_MODELS = ["perfect", "navigational", "informational"]
@@ -35,23 +37,6 @@ TUNING_GRID = {"pairrank_c": _PAIRRANK_GRID, "pairrank_r": _PAIRRANK_GRID,
                "epsilon_greedy": {"epsilon": [0.05, 0.1, 0.2], "l2": [0.1, 10.0, 100.0]},
                "sgd_ranknet": {"learning_rate": _RATES}, "pdgd": {"learning_rate": _RATES},
                "dbgd": _DUELING_GRID, "mgd": _DUELING_GRID}
-
-
-def tuning_budget(specs) -> dict[str, tuple[int, int]]:
-    """{algorithm: (settings tried, seeds per setting)} of a tuning grid's runs."""
-    settings, seeds = {}, {}
-    for spec in specs:
-        settings.setdefault(spec.algorithm, set()).add(spec.label())
-        seeds.setdefault(spec.algorithm, set()).add(spec.seed)
-    return {name: (len(settings[name]), len(seeds[name])) for name in settings}
-
-
-def budget_table(specs, choice: dict, display=str) -> pd.DataFrame:
-    """The tuning page's table: learner, settings tried, seeds, chosen setting (one row per tuned learner)."""
-    rows = [{"learner": display(name), "settings tried": n_settings, "seeds": n_seeds,
-             "chosen setting": ", ".join(f"{k}={v}" for k, v in choice.get(name, {}).items()) or "none finished"}
-            for name, (n_settings, n_seeds) in tuning_budget(specs).items()]
-    return pd.DataFrame(rows)
 
 
 def tuned_path() -> Path:
@@ -272,121 +257,49 @@ def variant_of(spec, variants: dict) -> str:
     raise KeyError(f"{spec.label()} ({spec.stop_rule}) is not a run of the ablation")
 
 
-# -- the ablation's reading: each variant against PDGD on paired intervals ---------------------------
+# -- the claims' experiments and their sizes -------------------------------------------------------
 
-PAPER_VARIANT = "PairRank_C (paper)"
-ABLATION_PAIR_KEYS = ["dataset", "fold", "click_model", "seed"]     # a pair: the same data, user and seed
-
-
-@dataclass(frozen=True)
-class VersusPDGD:
-    """A variant minus its PDGD baseline: the mean paired difference, its interval at the claims' level
-    (:func:`olr_core.claims.current_level`, 95 % by default) and the number of pairs."""
-
-    diff: float
-    low: float
-    high: float
-    pairs: int
-
-    @property
-    def sign(self) -> int:
-        """+1 (beats) or -1 (loses) where the interval excludes 0 and there are at least ``MIN_PAIRS`` pairs (the
-        pages' rule for a significance mark); 0: not decided at these runs."""
-        if self.pairs < MIN_PAIRS or not self.low > 0 and not self.high < 0:
-            return 0
-        return 1 if self.low > 0 else -1
-
-    def text(self) -> str:
-        """'+0.012, 95 % interval -0.004 to +0.028, 15 pairs'."""
-        return (f"{self.diff:+.3f}, {100 * (1 - current_level()):.3g} % interval {self.low:+.3f} to {self.high:+.3f}, "
-                f"{self.pairs} pairs")
+# Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
+# take theirs from here too (notebooks/manifest.yml names the experiment; tuning, ablation and simulation, the
+# Theorem 8 page's own simulated world, are pages only).
+PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 100}, "theory": {"seeds": 1, "rounds": 200},
+                     "tuning": {"seeds": 1, "rounds": 200}, "ablation": {"seeds": 2, "rounds": 300},
+                     "simulation": {"seeds": 2, "rounds": 1000}},
+            "quick": {"main": {"seeds": 5, "rounds": 1000}, "theory": {"seeds": 5, "rounds": 1000},
+                      "tuning": {"seeds": 1, "rounds": 1000}, "ablation": {"seeds": 5, "rounds": 500},
+                      "simulation": {"seeds": 3, "rounds": 3000}},
+            "paper": {"main": {"seeds": 20, "rounds": 5000}, "theory": {"seeds": 5, "rounds": 5000},
+                      "tuning": {"seeds": 5, "rounds": 5000}, "ablation": {"seeds": 20, "rounds": 5000},
+                      "simulation": {"seeds": 10, "rounds": 50_000}}}
+MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
+SYNTHETIC = ("synth-mslr",)
 
 
-def versus_pdgd(runs: pd.DataFrame, variant: str, baseline: str, metric: str) -> VersusPDGD | None:
-    """The paired difference variant - baseline of ``metric`` over the runs of ``runs`` (a ``variant`` column),
-    paired by data set, fold, user and seed, with the Student-t interval of :func:`olr_core.claims.mean_interval`;
-    None without a pair. Two runs of one variant under the same keys are refused."""
-    keys = [k for k in ABLATION_PAIR_KEYS if k in runs]
-    rows = runs[runs.variant.isin([variant, baseline])]
-    repeated = rows[rows.duplicated([*keys, "variant"], keep=False)]
-    if not repeated.empty:
-        first = repeated.iloc[0]
-        raise ValueError(f"two runs of ablation variant {first.variant!r} share "
-                         f"{', '.join(f'{k}={first[k]}' for k in keys)}; give each run its own seed")
-    wide = rows.pivot_table(index=keys, columns="variant", values=metric)
-    if variant not in wide or baseline not in wide:
-        return None
-    both = wide[[variant, baseline]].dropna()
-    if both.empty:
-        return None
-    diff, interval, pairs = mean_interval(both[variant].to_numpy(float) - both[baseline].to_numpy(float))
-    low, high = interval(current_level())
-    return VersusPDGD(diff, float(low), float(high), pairs)
+def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
+                **_) -> dict[str, list]:
+    """The main grid; in the ``code`` configuration on the real data sets found only (the synthetic default
+    when there is none), as the DSP chapter does: the code's choices are about the paper's numbers.
+    ``convergence``: PairRank_C's runs under perfect users (the same runs as the main grid's) beside offline
+    RankNet's on the same data, folds and seeds."""
+    size = with_seeds(PROFILES[profile], seeds)["main"]
+    if config == "code":
+        datasets = [d for d in datasets if d not in SYNTHETIC] or list(datasets[:1])
+    specs = in_config(main_grid(datasets, size["seeds"], size["rounds"], tuned_params()),
+                               config)
+    perfect = [s for s in specs if s.algorithm == "pairrank_c" and s.click_model == "perfect"]
+    offline = main_grid(datasets, size["seeds"], size["rounds"], {}, click_models=["perfect"],
+                                 algorithms=["offline_ranknet"], reference=None)
+    theory = with_seeds(PROFILES[profile], seeds)["theory"]
+    return {"main": specs, "convergence": perfect + offline,
+            "theory": theory_grid(theory["seeds"], theory["rounds"]) if config == "text" else []}
 
 
-def ablation_versus(runs: pd.DataFrame, variants: dict, metric: str) -> pd.DataFrame:
-    """One row per PairRank_C variant and data set: its paired difference to its own PDGD baseline (same stop
-    rule) with interval, pairs, ``sign`` and the table's text ('+0.012*': * where the interval decides)."""
-    rows = []
-    for (variant, dataset), _ in runs.groupby(["variant", "dataset"], sort=False):
-        baseline = variants[variant]["baseline"]
-        versus = None if variant == baseline else versus_pdgd(runs[runs.dataset == dataset], variant, baseline, metric)
-        if versus is not None:
-            rows.append({"variant": variant, "dataset": dataset, "diff": versus.diff, "low": versus.low,
-                         "high": versus.high, "pairs": versus.pairs, "sign": versus.sign,
-                         "vs PDGD": f"{versus.diff:+.3f}{'*' if versus.sign else ''}"})
-    return pd.DataFrame(rows, columns=["variant", "dataset", "diff", "low", "high", "pairs", "sign", "vs PDGD"])
+THEORY_ALPHA = 0.1      # the theory page's tuned constant (the theoretical alpha_t keeps nearly every pair uncertain)
 
 
-def ablation_overall(runs: pd.DataFrame, variants: dict, metric: str) -> dict[str, VersusPDGD]:
-    """{variant: its paired difference to its PDGD baseline pooled over every data set} (variants with pairs)."""
-    out = {}
-    for variant, spec in variants.items():
-        if variant != spec["baseline"]:
-            versus = versus_pdgd(runs, variant, spec["baseline"], metric)
-            if versus is not None:
-                out[variant] = versus
-    return out
-
-
-def _against_pdgd(versus: VersusPDGD) -> str:
-    """The verb phrase the interval allows: beats / loses to / is not decided against PDGD."""
-    return {1: "beats PDGD", -1: "loses to PDGD", 0: "is not decided against PDGD at these runs"}[versus.sign]
-
-
-def ablation_reading(overall: dict[str, VersusPDGD], linear: VersusPDGD | None = None,
-                     nonlinear: VersusPDGD | None = None) -> str:
-    """The page's one-sentence reading of the ablation. ``overall``: :func:`ablation_overall`; ``linear`` /
-    ``nonlinear``: the paper's PairRank_C against PDGD on the linear preset and on the non-linear default.
-    Every "beats" or "loses" rests on an interval that excludes 0 (:attr:`VersusPDGD.sign`)."""
-    base = overall.get(PAPER_VARIANT)
-    if base is None:
-        return "PairRank_C as the paper describes it has no run paired with PDGD in this build."
-    if linear is not None and nonlinear is not None and linear.sign > 0 > nonlinear.sign:
-        return (f"PairRank_C beats PDGD where relevance is linear in the features ({linear.text()}) and loses where "
-                f"it is not ({nonlinear.text()}): the data's non-linearity, not an implementation choice, decides "
-                "the comparison here.")
-    if base.sign > 0:
-        return f"PairRank_C as the paper describes it already beats PDGD over this build's data sets ({base.text()})."
-    winners = {label: v for label, v in overall.items() if label != PAPER_VARIANT and v.sign > 0}
-    if winners:
-        label = max(winners, key=lambda name: winners[name].diff)
-        return (f"The paper's PairRank_C {_against_pdgd(base)} ({base.text()}), but the code's choice '{label}' "
-                f"makes it beat PDGD ({winners[label].text()}): the published comparison depends on that choice.")
-    if linear is not None and nonlinear is not None and linear.sign > 0:
-        return (f"PairRank_C beats PDGD where relevance is linear in the features ({linear.text()}) and "
-                f"{_against_pdgd(nonlinear)} where it is not ({nonlinear.text()}); no code choice is decided ahead "
-                "of PDGD over all data sets.")
-    if base.sign < 0:
-        return (f"PairRank_C as the paper describes it loses to PDGD ({base.text()}) and no variant tried here is "
-                "decided ahead of PDGD over all data sets: the paper's advantage is not reproduced by any of them.")
-    return (f"Whether PairRank_C as the paper describes it beats or loses to PDGD is not decided at these runs "
-            f"({base.text()}), and no variant tried here is decided ahead of PDGD; more runs per cell would decide it.")
-
-
-def on_dataset(runs: pd.DataFrame, variants: dict, metric: str, dataset: str | None,
-               variant: str = PAPER_VARIANT) -> VersusPDGD | None:
-    """``variant`` against its PDGD baseline on one data set; None without that data set or a pair."""
-    if dataset is None:
-        return None
-    return versus_pdgd(runs[runs.dataset == dataset], variant, variants[variant]["baseline"], metric)
+def theory_grid(seeds: int, rounds: int):
+    """PairRank_C in the linear world with the logistic pair user (:mod:`.worlds`): the whole ranking is shown and
+    examined (p* = 1), and the mis-ordered pairs are the Kendall distance to the order of theta* . x."""
+    return expand_grid({"algorithms": [{"name": "pairrank_c", "params": {"alpha": THEORY_ALPHA}}],
+                        "datasets": worlds.LINEAR_DATA, "click_models": worlds.LINEAR_USER, "seeds": seeds,
+                        "rounds": rounds})

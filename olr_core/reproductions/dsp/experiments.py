@@ -1,19 +1,16 @@
-"""The DSP chapter's experiments (Wang et al., SIGIR 2019): grids, comparison tables, paper numbers."""
+"""The DSP chapter's experiments (Wang et al., SIGIR 2019): the text's and the code's configurations, the grids
+of Tables 2-3 and Figures 2-4, and :data:`PROFILES`, the only copy of their run sizes."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import yaml
 
-from ..claims import paired_test
-from ..data import get_spec
-from ..experiments import expand_grid
-from .sources import HCDM, Cited, citation_rows, citation_table, plain
+from ...claims import with_seeds
+from ...data import get_spec
+from ...experiments import expand_grid
+from ..sources import HCDM, Cited, citation_rows, citation_table, plain
 
 ALGORITHMS = ["dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd", "nsgd_dsp"]
 BASES = ["dbgd", "mgd", "nsgd"]
@@ -135,14 +132,6 @@ def config_grids(names, folds, seeds, rounds: int, configs=("text", "code")) -> 
             for config in configs}
 
 
-def within_paper_sd(table: pd.DataFrame, k: float = 1.0) -> tuple[int, int]:
-    """(cells within ``k`` paper s.d. of the paper's mean, cells with a paper number) of a
-    :func:`with_paper` table: point estimates, not a verdict (claims T2-cells and T3-cells judge the intervals;
-    the pages state their records, :mod:`.prose`)."""
-    z = table["z"].dropna()
-    return int((z.abs() <= k).sum()), len(z)
-
-
 def config_caption(config: str, names, folds, seeds, rounds: int) -> str:
     """'**As the code ran** (`code`): mq2008; folds [...]; 1 seed(s) per fold; 10000 rounds'."""
     return (f"**{CONFIG_TITLES.get(config, config).capitalize()}** (`{config}`): "
@@ -203,137 +192,50 @@ def sweep_grid(dataset, fold, seeds, rounds, parameter: str, values, config: str
                      config)
 
 
-def paper_numbers() -> dict:
-    return yaml.safe_load((Path(__file__).with_name("dsp_sigir2019.yml")).read_text())
+# Sizes of each experiment per profile, their only copy: the claims judge main and figures; the book's pages
+# take theirs from here too (notebooks/manifest.yml names the experiment; ablation: the DSP ablation page only;
+# theory: the Monte Carlo sizes of the dsp_theory page).
+PROFILES = {
+    "tiny": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 200, "datasets": []},
+             "figures": {"fold": 1, "seeds": 1, "rounds": 100, "cosine_rounds": 100, "lambdas": [0.0, 0.5, 1.0],
+                         "ks": [0, 3], "rs": [0, 20]},
+             "ablation": {"folds": [1], "seeds": 1, "rounds": 200},
+             "theory": {"samples": 2000, "queries": 20, "moment_samples": 200}},
+    "quick": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000, "datasets": []},
+              "figures": {"fold": 1, "seeds": 5, "rounds": 2000, "cosine_rounds": 2000,
+                          "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
+                          "rs": [0, 5, 10, 20, 50]},
+              "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000},
+              "theory": {"samples": 20_000, "queries": 100, "moment_samples": 300}},
+    "paper": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000, "datasets": ["synth-mq"]},
+              "figures": {"fold": 1, "seeds": 15, "rounds": 10_000, "cosine_rounds": 5000,
+                          "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
+                          "rs": [0, 5, 10, 20, 50]},
+              "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000},
+              "theory": {"samples": 200_000, "queries": 300, "moment_samples": 2000}},
+}
+MAIN_DATASETS = ["synth-mq", "mq2008"]
+SYNTHETIC_DATASETS = ("synth-mq",)
+FIGURE_DATASET = "synth-mslr"
 
 
-def paper_frame(metric: str) -> pd.DataFrame:
-    """The paper's Table 2 (``online``) or Table 3 (``offline``) as a tidy frame."""
-    numbers = paper_numbers()
-    rows = []
-    for click, algos in numbers[metric].items():
-        for algo, values in algos.items():
-            for dataset, (mean, sd) in zip(numbers["datasets"], values):
-                rows.append({"click_model": click, "algorithm": algo, "dataset": dataset,
-                             "paper_mean": mean, "paper_sd": sd})
-    return pd.DataFrame(rows)
+def experiments(profile: str, config: str, datasets: list[str], seeds: int | None = None,
+                **_) -> dict[str, list]:
+    """The run specs of each experiment for ``profile``; ``datasets``: the main data sets available.
 
-
-def comparison_table(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Mean, sd, relative improvement of X-DSP over X and a paired t-test over (fold, seed).
-
-    Pairs are the runs of X and X-DSP with the same data set, fold, click model and seed,
-    which share queries and users. No test (p = NaN) with fewer than 5 pairs.
-    """
-    keys = ["dataset", "click_model", "fold", "seed"]
-    rows = []
-    for (dataset, click), part in summary.groupby(["dataset", "click_model"], sort=False):
-        wide = part.pivot_table(index=keys[2:], columns="algorithm", values=metric)
-        for base in BASES:
-            for algo in (base, f"{base}_dsp"):
-                if algo not in wide:
-                    continue
-                row = {"dataset": dataset, "click_model": click, "algorithm": algo,
-                       "mean": wide[algo].mean(), "sd": wide[algo].std(ddof=1), "runs": wide[algo].count()}
-                if algo.endswith("_dsp") and base in wide:
-                    row["improvement_%"] = 100 * (wide[algo].mean() / wide[base].mean() - 1)
-                    paired = wide[[base, algo]].dropna()
-                    row["p_value"] = paired_test(paired[algo], paired[base])     # NaN below 5 pairs
-                rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def with_paper(table: pd.DataFrame, metric: str, comparable: bool = True) -> pd.DataFrame:
-    """Join our table with the paper's numbers where the data set is one the paper used, with the
-    difference and z = difference / paper s.d.; none at all unless ``comparable`` (the paper's horizon)."""
-    out = table.merge(paper_frame(metric), on=["dataset", "click_model", "algorithm"], how="left")
-    if not comparable:
-        out[["paper_mean", "paper_sd"]] = np.nan
-    out["difference"] = out["mean"] - out["paper_mean"]
-    out["z"] = out["difference"] / out["paper_sd"]
+    The main grid runs the real sets found plus the profile's synthetic ``datasets`` (the quick
+    profile: none, so that its cost stays bounded), or the synthetic default when that leaves
+    none; the code's configuration is about the paper's numbers and runs the real sets only."""
+    sizes = with_seeds(PROFILES[profile], seeds)
+    main, fig = sizes["main"], sizes["figures"]
+    real = [d for d in datasets if d not in SYNTHETIC_DATASETS]
+    names = [*main["datasets"], *real] or list(SYNTHETIC_DATASETS)
+    out = {"main": main_grid(config_datasets(config, names), main["folds"], main["seeds"], main["rounds"],
+                                 config=config)}
+    where = (FIGURE_DATASET, fig["fold"], fig["seeds"])
+    out["lambda"] = lambda_grid(*where, fig["rounds"], fig["lambdas"], config)
+    out["cosine"] = cosine_grid(*where, fig["cosine_rounds"], config)
+    out["gt"] = gt_grid(*where, fig["rounds"], config)
+    out["k"] = sweep_grid(*where, fig["rounds"], "dsp_k", fig["ks"], config)
+    out["r"] = sweep_grid(*where, fig["rounds"], "dsp_r", fig["rs"], config)
     return out
-
-
-def format_table(table: pd.DataFrame, digits: int) -> pd.DataFrame:
-    """The paper's layout: 'mean (sd) (+x.xx%)' per algorithm row and data set column."""
-    def cell(row):
-        text = f"{row['mean']:.{digits}f} ({row['sd']:.{digits}f})"
-        if "improvement_%" in row and np.isfinite(row.get("improvement_%", np.nan)):
-            star = "*" if row.get("p_value", 1.0) < 0.05 else ""
-            text += f" ({row['improvement_%']:+.2f}%{star})"
-        if "paper_mean" in row and np.isfinite(row.get("paper_mean", np.nan)):
-            text += f" | paper {row['paper_mean']:.{digits}f}"
-        return text
-
-    shown = table.assign(cell=table.apply(cell, axis=1))
-    order = {a: i for i, a in enumerate(ALGORITHMS)}
-    shown = shown.assign(_o=shown["algorithm"].map(order)).sort_values(["click_model", "_o"])
-    return shown.pivot_table(index=["click_model", "algorithm"], columns="dataset", values="cell",
-                             aggfunc="first", sort=False)
-
-
-def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bool = False, step: float = 1.0,
-                 cutoff: int = 10):
-    """Monte Carlo of one DBGD comparison on a fixed query and ranker (for Theorem 3.1 / Lemma 3.2).
-
-    For each of ``n_samples`` directions u (uniform on the sphere): interleave theta with
-    theta + step u, let ``user`` click, and record Z (the candidate wins), u, A u with A the
-    projector on the document space (inferred with ``k``, or the true one if ``oracle``) and
-    the rank of A. Returns a dict of arrays.
-    """
-    from ..metrics import rank_by_scores
-    from ..rankers.interleaving import team_draft, team_draft_credit
-    from ..rankers.projection import DocumentSpace
-    from ..rankers.scorers import unit_sphere
-
-    space = DocumentSpace(len(theta), k=k, r=0, oracle=oracle)
-    directions = unit_sphere(rng, n_samples, len(theta))
-    wins = np.zeros(n_samples)
-    projected = np.zeros_like(directions)
-    ranks = np.zeros(n_samples)
-    for i, u in enumerate(directions):
-        scores = np.vstack([theta, theta + step * u]) @ query.features.T
-        shown, team = team_draft(rank_by_scores(scores, rng), cutoff, rng)
-        feedback = user(query, shown, rng)
-        credit = team_draft_credit(team, feedback.clicks, 2)
-        wins[i] = float(credit[1] > credit[0])
-        if feedback.clicks.any() or oracle:
-            projected[i], ranks[i] = space.project(u, space.examined(query.features, shown, feedback))
-        # else: no click, examination unknown, nothing shown counts as examined: A = 0
-    return {"u": directions, "Au": projected, "win": wins, "rank": ranks}
-
-
-# -- Theorem 3.1's reflection invariance for each proposal scheme (issue #36) ------------------------------------
-
-@functools.cache          # one check per scheme, data set, fold and seed, whatever the configuration or user
-def reflection_defect(algorithm: str, dataset: str, fold: int = 1, seed: int = 0, data_dir=None, draws: int = 200,
-                      examined: int = 10) -> float:
-    """How far the proposals of ``algorithm``'s candidate scheme leave their own support under the reflection
-    M = 2A - I of Theorem 3.1's proof, A the projector onto the span of a query's first ``examined`` documents:
-    the mean of ||(I - P) M u|| over ``draws`` rounds of candidates u, P the projector onto the span the scheme
-    draws from (NSGD: the null space of its losing directions, here 25 random ones; DBGD, MGD: all of R^d, so 0).
-    0 is necessary for the reflection invariance the proof needs; above 0 the invariance fails."""
-    from ..data.registry import load_fold
-    from ..rankers import make_ranker
-    from ..rankers.projection import orthonormal_basis
-
-    rng = np.random.default_rng(seed)
-    train = load_fold(dataset, fold, data_dir).train
-    ranker = make_ranker(algorithm)
-    ranker.start(train, np.random.default_rng(seed))
-    d = train.n_features
-    span = np.zeros((0, d))
-    if hasattr(ranker, "losers"):
-        for u in rng.standard_normal((ranker.n_null, d)):
-            ranker.losers.append((-float(rng.random()), u / np.linalg.norm(u)))
-        ranker._span = None
-        span = ranker.losing_span()
-    queries = rng.integers(0, train.n_queries, draws)
-    defects = []
-    for q in queries:
-        query = train.query(int(q))
-        basis = orthonormal_basis(query.features[:examined])
-        reflect = 2 * basis.T @ basis - np.eye(d)
-        reflected = ranker.propose(query) @ reflect.T
-        defects.append(np.linalg.norm(reflected @ span.T, axis=1))
-    return float(np.mean(np.concatenate(defects)))

@@ -1,4 +1,4 @@
-"""The claims of Delage (KDD 2009), Section 5.2 and Theorem 4.4, and the runs that test them.
+"""The claims of Delage (KDD 2009), Section 5.2 and Theorem 4.4; the runs that test them: :mod:`.experiments`.
 
 Two experiments. ``table2``: the eight rankers over the whole Cora stream (the paper's
 data; our copy has no years, so papers enter in citation order) and over the synthetic
@@ -9,28 +9,11 @@ slope of its regret against the best fixed policy of each cycle.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from ..claims import RATE_TOLERANCE, Claim, Unstated, with_seeds
-from ..data.registry import load_library
-from ..experiments import ResultStore, RunSpec, spec_key
-from . import klrank
+from ...claims import RATE_TOLERANCE, Claim, Unstated
 
 PAPER = "klrank"
 TITLE = "Regret-based online ranking for a growing digital library (NoRegret KLRank), Delage, KDD 2009"
 PAPER_RUNS = "1 run, 22,000 Cora queries"
-# Sizes of each experiment per profile, their only copy (rounds None: the whole stream); the book's pages take
-# theirs from here too (notebooks/manifest.yml names the experiment; the regret page's adversarial and growth
-# horizons are its own).
-PROFILES = {"tiny": {"table2": {"seeds": 1, "rounds": 300},
-                     "regret": {"seeds": 1, "rounds": 255, "adversarial_rounds": 255, "growth_rounds": 300}},
-            "quick": {"table2": {"seeds": 5, "rounds": None},
-                      "regret": {"seeds": 5, "rounds": 8191, "adversarial_rounds": 4095, "growth_rounds": 20000}},
-            "paper": {"table2": {"seeds": 10, "rounds": None},
-                      "regret": {"seeds": 10, "rounds": 16383, "adversarial_rounds": 16383, "growth_rounds": 20000}}}
-MAIN_DATASETS = ["cora", "synth-library"]
-REGRET_DATASET = "synth-library-slow"
 CONFIGS = ("text",)
 PAGES = {"Table 2": "klrank_table2", "Section 5.2": "klrank_table2", "Theorem 4.4": "klrank_regret"}
 CELLS = ("dataset",)
@@ -88,39 +71,6 @@ CLAIMS = [
           "unused, on a synthetic library)", "regret", "bound_slack", "above", {"threshold": 0.0},
           "20 alpha (T^(3/4) + 1), alpha = 10", ("algorithm",)),
 ]
-
-
-def experiments(profile: str, config: str, datasets: list[str], data_dir=None, seeds: int | None = None,
-                **_) -> dict[str, list]:
-    sizes = with_seeds(PROFILES[profile], seeds)
-    table, reg = sizes["table2"], sizes["regret"]
-    return {"table2": klrank.table2_grid(datasets, table["seeds"], table["rounds"], data_dir),
-            "regret": regret_specs(reg["seeds"], reg["rounds"])}
-
-
-def regret_specs(seeds: int, rounds: int) -> list[RunSpec]:
-    return [RunSpec("klrank_gper", REGRET_DATASET, 1, "choice", rounds, seed) for seed in range(seeds)]
-
-
-def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = None, data_dir=None,
-             **_) -> pd.DataFrame:
-    """Columns the claims read: metrics made larger-is-better, and each run's regret slope and ``bound_slack``
-    (the smallest share of the bound 20 alpha (T^(3/4) + 1) left unused by the regret over the cycles), and
-    ``pairwise_gap`` (:func:`.klrank.pairwise_special_case_gap`, Remark 3.3)."""
-    if name == "table2":
-        cost = frame["avg_kl_cost"].astype(float).fillna(np.inf)
-        return frame.assign(avg_kl_cost=cost, neg_kl_cost=-cost, finite_kl_cost=np.isfinite(cost).astype(float),
-                            neg_rel_click_distance=-frame["avg_rel_click_distance"])
-    store = store or ResultStore()
-    stream = load_library(REGRET_DATASET)
-    slopes, slack = [], []
-    for spec in specs:
-        _, trace = store.load(spec_key(spec, data_dir))
-        curve = klrank.regret_curve(stream, trace)
-        slopes.append(klrank.loglog_slope(curve["T"].iloc[-6:], curve["regret"].iloc[-6:]))
-        slack.append(float(((curve["bound"] - curve["regret"]) / curve["bound"]).min()))
-    return frame.assign(regret_slope=np.array(slopes), bound_slack=np.array(slack),
-                        pairwise_gap=[klrank.pairwise_special_case_gap(spec.seed) for spec in specs])
 
 
 def paper_cells(claim: Claim) -> dict:

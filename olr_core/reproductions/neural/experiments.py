@@ -1,19 +1,18 @@
-"""The neural chapter's experiments (Jia & Wang, WWW 2022): grids, tuning, LDA, ablation, theory check."""
+"""The neural chapter's experiments (Jia & Wang, WWW 2022): grids, tuning, the ablation's variants, the theory
+check's world, and :data:`PROFILES`, the only copy of their run sizes."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import numpy as np
-from scipy.linalg import eigh
-
-from .. import names
-from ..data.ranking_data import RankingData
-from ..data.registry import available
-from ..experiments import expand_grid
-from ..experiments.store import default_store_dir
-from . import pairrank
+from ... import names
+from ...claims import with_seeds
+from ...data.registry import available
+from ...experiments import expand_grid
+from ...experiments.store import default_store_dir
+from .. import worlds
+from ..pairrank import experiments as pairrank
 
 ALGORITHMS = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "epsilon_greedy", "pdgd", "neural_pdgd",
               "dbgd", "neural_dbgd"]
@@ -92,36 +91,6 @@ def display_name(algorithm: str) -> str:
     return names.display_name(algorithm)
 
 
-# -- Figure 3: a linear discriminant projection --------------------------------------------------
-
-def lda_projection(data: RankingData, dims: int = 2, shrinkage: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
-    """Fisher's linear discriminant analysis by grade: the ``dims`` directions maximising
-    between-grade over within-grade scatter (generalised eigenproblem S_b v = l S_w v, S_w
-    regularised by ``shrinkage`` times its trace / d). Returns the projected documents (n x dims)
-    and the eigenvalues (the separation each direction achieves)."""
-    X, y = data.features, data.labels
-    mean = X.mean(axis=0)
-    d = X.shape[1]
-    within, between = np.zeros((d, d)), np.zeros((d, d))
-    for grade in np.unique(y):
-        part = X[y == grade]
-        centred = part - part.mean(axis=0)
-        within += centred.T @ centred
-        gap = part.mean(axis=0) - mean
-        between += len(part) * np.outer(gap, gap)
-    within += shrinkage * np.trace(within) / d * np.eye(d)
-    values, vectors = eigh(between, within)
-    top = np.argsort(values)[::-1][:dims]
-    return (X - mean) @ vectors[:, top], values[top]
-
-
-def grade_overlap(projected: np.ndarray, labels: np.ndarray) -> float:
-    """Share of documents whose nearest grade centroid (in the projection) is not their own grade:
-    0 when the grades separate linearly in the projection, about 1 - 1/grades when they do not."""
-    grades = np.unique(labels)
-    centroids = np.stack([projected[labels == g].mean(axis=0) for g in grades])
-    nearest = grades[np.argmin(((projected[:, None, :] - centroids[None]) ** 2).sum(axis=2), axis=1)]
-    return float((nearest != labels).mean())
 
 
 # -- the ablation: the paper's text, the authors' code, and our bounded training -------------------
@@ -153,21 +122,42 @@ def variant_of(spec, variants: dict) -> str:
     raise KeyError(f"{spec.label()} is not a run of the neural ablation")
 
 
-# -- the theory check -------------------------------------------------------------------------
+# -- the claims' experiments and their sizes -------------------------------------------------------
 
-def loglog_slope(rounds: np.ndarray, cumulative: np.ndarray, start_fraction: float = 0.5) -> float:
-    """Least-squares slope of log(cumulative regret) on log(t) over the last part of the run."""
-    t = np.asarray(rounds, dtype=float)
-    keep = (t >= t[-1] * start_fraction) & (np.asarray(cumulative) > 0)
-    return float(np.polyfit(np.log(t[keep]), np.log(np.asarray(cumulative)[keep]), 1)[0])
+QUICK_DATA = {"datasets": [], "real_datasets": ["mq2008"], "fallback": "synth-mq-5g"}
+
+PAPER_DATA = {"datasets": ["synth-mslr"], "real_datasets": ["mq2008", "mslr-web10k", "yahoo"],
+              "fallback": "synth-mslr"}
+
+# Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
+# take theirs from here too (notebooks/manifest.yml names the experiment; tuning, ablation and lda, Figure 3's
+# data sample: pages only).
+PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200},
+                     "tuning": {"seeds": 1, "rounds": 60}, "ablation": {"seeds": 1, "rounds": 60},
+                     "lda": {"sample": 500}},
+            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 5, "rounds": 2000},
+                      "tuning": {"seeds": 1, "rounds": 500}, "ablation": {"seeds": 5, "rounds": 500},
+                      "lda": {"sample": 500}},
+            "paper": {"main": {"seeds": 10, "rounds": 5000, **PAPER_DATA}, "theory": {"seeds": 5, "rounds": 10000},
+                      "tuning": {"seeds": 1, "rounds": 2000}, "ablation": {"seeds": 5, "rounds": 2000},
+                      "lda": {"sample": 2000}}}
+MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
+THEORY_DATASET, THEORY_USER = worlds.NETWORK_DATA, worlds.NETWORK_USER
 
 
-def misordered_slopes(specs, store, data_dir=None) -> np.ndarray:
-    """Per stored run of ``specs``: :func:`loglog_slope` of its cumulative count of mis-ordered pairs."""
-    from ..experiments import spec_key
+def experiments(profile: str, config: str, datasets: list[str], data_dir=None, seeds: int | None = None,
+                **_) -> dict[str, list]:
+    """The profile's own data sets (the figure pages', so that both share runs), not ``datasets``."""
+    sizes = with_seeds(PROFILES[profile], seeds)
+    main, theory = sizes["main"], sizes["theory"]
+    params = tuned_params()
+    chosen = main_datasets(main["datasets"], main["real_datasets"], main["fallback"], data_dir)
+    return {"main": main_grid(chosen, main["seeds"], main["rounds"], params),
+            "theory": theory_grid(theory["seeds"], theory["rounds"], params)}
 
-    slopes = []
-    for spec in specs:
-        _, trace = store.load(spec_key(spec, data_dir))
-        slopes.append(loglog_slope(np.arange(1, trace.rounds + 1), np.cumsum(trace.online_misordered)))
-    return np.array(slopes)
+
+def theory_grid(seeds: int, rounds: int, params: dict):
+    """olRankNet in the network world with the logistic pair user (:mod:`.worlds`; regret = mis-ordered pairs,
+    the Kendall distance to the true order, since the whole ranking is shown)."""
+    return expand_grid({"algorithms": [{"name": "olranknet", "params": params.get("olranknet", {})}],
+                        "datasets": THEORY_DATASET, "click_models": THEORY_USER, "seeds": seeds, "rounds": rounds})

@@ -1,4 +1,4 @@
-"""The claims of Jia & Wang (WWW 2022), Section 5, and the runs that test them.
+"""The claims of Jia & Wang (WWW 2022), Section 5; the runs that test them: :mod:`.experiments`.
 
 Two experiments: ``main`` (Figures 3-6) runs the nine methods under three users on the
 MSLR-sized synthetic default and on MQ2008 when present (MSLR-WEB10K / Yahoo! when a data
@@ -9,34 +9,14 @@ measure the growth of its pairwise regret.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from ..claims import RATE_TOLERANCE, Claim, Unstated, with_seeds
-from ..data.registry import load_fold
-from ..experiments import expand_grid
-from . import neural, worlds
+from ...claims import RATE_TOLERANCE, Claim, Unstated
 
 PAPER = "neural"
 TITLE = "olRankNet / olLambdaRank, Jia & Wang, WWW 2022"
 PAPER_RUNS = "10 runs, 5,000 queries"
-QUICK_DATA = {"datasets": [], "real_datasets": ["mq2008"], "fallback": "synth-mq-5g"}
-PAPER_DATA = {"datasets": ["synth-mslr"], "real_datasets": ["mq2008", "mslr-web10k", "yahoo"],
-              "fallback": "synth-mslr"}
-# Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
-# take theirs from here too (notebooks/manifest.yml names the experiment; tuning and ablation: pages only).
-PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200},
-                     "tuning": {"seeds": 1, "rounds": 60}, "ablation": {"seeds": 1, "rounds": 60}},
-            "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 5, "rounds": 2000},
-                      "tuning": {"seeds": 1, "rounds": 500}, "ablation": {"seeds": 5, "rounds": 500}},
-            "paper": {"main": {"seeds": 10, "rounds": 5000, **PAPER_DATA}, "theory": {"seeds": 5, "rounds": 10000},
-                      "tuning": {"seeds": 1, "rounds": 2000}, "ablation": {"seeds": 5, "rounds": 2000}}}
-MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
-THEORY_DATASET, THEORY_USER = worlds.NETWORK_DATA, worlds.NETWORK_USER
 CONFIGS = ("text",)
 PAGES = {"Figure 3": "neural_lda", "Figure 4": "neural_figure4", "Figure 5": "neural_figure5",
          "Figure 6": "neural_figure6", "Theorem 4.4": "neural_theory"}   # where each source's runs are shown
-LINEAR_CONTROLS = {2: "synth-mq-linear", 4: "synth-mq-5g-linear"}   # by highest grade: the same grades and shares
 LOG2_SLOPE = 0.26           # the local log-log slope of log^2 T at T = 2,000 (2 / ln T), smaller beyond
 
 ONLINE, OFFLINE = "discounted_online_ndcg10", "final_offline_ndcg10"
@@ -97,68 +77,6 @@ CLAIMS = [
           "uncertain pair observed with probability at least q); both poly-logarithmic", (),
           unstated={"threshold": Unstated("tolerance added to the rate's log-log slope", LOG2_SLOPE)}),
 ]
-
-
-def experiments(profile: str, config: str, datasets: list[str], data_dir=None, seeds: int | None = None,
-                **_) -> dict[str, list]:
-    """The profile's own data sets (the figure pages', so that both share runs), not ``datasets``."""
-    sizes = with_seeds(PROFILES[profile], seeds)
-    main, theory = sizes["main"], sizes["theory"]
-    params = neural.tuned_params()
-    names = neural.main_datasets(main["datasets"], main["real_datasets"], main["fallback"], data_dir)
-    return {"main": neural.main_grid(names, main["seeds"], main["rounds"], params),
-            "theory": theory_grid(theory["seeds"], theory["rounds"], params)}
-
-
-def theory_grid(seeds: int, rounds: int, params: dict):
-    """olRankNet in the network world with the logistic pair user (:mod:`.worlds`; regret = mis-ordered pairs,
-    the Kendall distance to the true order, since the whole ranking is shown)."""
-    return expand_grid({"algorithms": [{"name": "olranknet", "params": params.get("olranknet", {})}],
-                        "datasets": THEORY_DATASET, "click_models": THEORY_USER, "seeds": seeds, "rounds": rounds})
-
-
-def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, **_) -> pd.DataFrame:
-    """``main`` gets each data set's LDA overlap and its excess over the linear control's; ``theory`` each run's
-    regret slope."""
-    from ..experiments.store import ResultStore
-
-    if name == "main":
-        pairs = frame[["dataset", "seed"]].drop_duplicates()
-        excess = {(d, s): lda_overlap_excess(d, int(s), data_dir) for d, s in pairs.itertuples(index=False)}
-        keys = list(zip(frame["dataset"], frame["seed"]))
-        return frame.assign(lda_overlap=[excess[k][0] for k in keys], lda_overlap_excess=[excess[k][1] for k in keys])
-    return frame.assign(regret_slope=neural.misordered_slopes(specs, store or ResultStore(), data_dir))
-
-
-def lda_overlap(dataset: str, data_dir=None, seed: int | None = None, queries: int | None = None) -> float:
-    """The LDA grade overlap of the data set's first training fold; with ``seed``, of a bootstrap resample of
-    ``queries`` of its queries (all of them by default), so that runs of different seeds replicate it."""
-    return overlap_of(load_fold(dataset, 1, data_dir).train, seed, queries)
-
-
-def overlap_of(data, seed: int | None = None, queries: int | None = None) -> float:
-    """:func:`lda_overlap` of a data set given as :class:`RankingData`."""
-    if seed is not None:
-        rng = np.random.default_rng([seed, 3])
-        data = data.subset(rng.integers(0, data.n_queries, queries or data.n_queries))
-    projected, _ = neural.lda_projection(data)
-    return neural.grade_overlap(projected, data.labels)
-
-
-def linear_control(dataset: str, data_dir=None) -> str:
-    """The linear world with the data set's grades (:data:`LINEAR_CONTROLS`)."""
-    grades = load_fold(dataset, 1, data_dir).train.max_grade
-    if grades not in LINEAR_CONTROLS:
-        raise ValueError(f"{dataset} has grades 0-{grades}; the LDA claim has linear controls for "
-                         f"{', '.join(f'0-{g}' for g in LINEAR_CONTROLS)} only")
-    return LINEAR_CONTROLS[grades]
-
-
-def lda_overlap_excess(dataset: str, seed: int, data_dir=None) -> tuple[float, float]:
-    """(overlap, overlap minus the linear control's) on bootstrap resamples of equal size drawn with ``seed``."""
-    size = min(load_fold(dataset, 1, data_dir).train.n_queries, 800)
-    overlap = lda_overlap(dataset, data_dir, seed, size)
-    return overlap, overlap - lda_overlap(linear_control(dataset, data_dir), data_dir, seed, size)
 
 
 def paper_cells(claim: Claim) -> dict:

@@ -1,0 +1,205 @@
+"""The DSP chapter's analysis (Wang et al., SIGIR 2019): the paper's Tables 2-3 beside ours, X-DSP against X on
+paired runs, the Monte Carlo of one comparison (Theorem 3.1, Lemma 3.2), the reflection defect of a proposal
+scheme, and the columns the claims read beyond the run frame."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ...claims import paired_test
+from .experiments import ALGORITHMS, BASES, gt_variant
+
+
+def within_paper_sd(table: pd.DataFrame, k: float = 1.0) -> tuple[int, int]:
+    """(cells within ``k`` paper s.d. of the paper's mean, cells with a paper number) of a
+    :func:`with_paper` table: point estimates, not a verdict (claims T2-cells and T3-cells judge the intervals;
+    the pages state their records, :mod:`.prose`)."""
+    z = table["z"].dropna()
+    return int((z.abs() <= k).sum()), len(z)
+
+
+def paper_numbers() -> dict:
+    return yaml.safe_load((Path(__file__).with_name("paper_numbers.yml")).read_text())
+
+
+def paper_frame(metric: str) -> pd.DataFrame:
+    """The paper's Table 2 (``online``) or Table 3 (``offline``) as a tidy frame."""
+    numbers = paper_numbers()
+    rows = []
+    for click, algos in numbers[metric].items():
+        for algo, values in algos.items():
+            for dataset, (mean, sd) in zip(numbers["datasets"], values):
+                rows.append({"click_model": click, "algorithm": algo, "dataset": dataset,
+                             "paper_mean": mean, "paper_sd": sd})
+    return pd.DataFrame(rows)
+
+
+def comparison_table(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Mean, sd, relative improvement of X-DSP over X and a paired t-test over (fold, seed).
+
+    Pairs are the runs of X and X-DSP with the same data set, fold, click model and seed,
+    which share queries and users. No test (p = NaN) with fewer than 5 pairs.
+    """
+    keys = ["dataset", "click_model", "fold", "seed"]
+    rows = []
+    for (dataset, click), part in summary.groupby(["dataset", "click_model"], sort=False):
+        wide = part.pivot_table(index=keys[2:], columns="algorithm", values=metric)
+        for base in BASES:
+            for algo in (base, f"{base}_dsp"):
+                if algo not in wide:
+                    continue
+                row = {"dataset": dataset, "click_model": click, "algorithm": algo,
+                       "mean": wide[algo].mean(), "sd": wide[algo].std(ddof=1), "runs": wide[algo].count()}
+                if algo.endswith("_dsp") and base in wide:
+                    row["improvement_%"] = 100 * (wide[algo].mean() / wide[base].mean() - 1)
+                    paired = wide[[base, algo]].dropna()
+                    row["p_value"] = paired_test(paired[algo], paired[base])     # NaN below 5 pairs
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def with_paper(table: pd.DataFrame, metric: str, comparable: bool = True) -> pd.DataFrame:
+    """Join our table with the paper's numbers where the data set is one the paper used, with the
+    difference and z = difference / paper s.d.; none at all unless ``comparable`` (the paper's horizon)."""
+    out = table.merge(paper_frame(metric), on=["dataset", "click_model", "algorithm"], how="left")
+    if not comparable:
+        out[["paper_mean", "paper_sd"]] = np.nan
+    out["difference"] = out["mean"] - out["paper_mean"]
+    out["z"] = out["difference"] / out["paper_sd"]
+    return out
+
+
+def format_table(table: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """The paper's layout: 'mean (sd) (+x.xx%)' per algorithm row and data set column."""
+    def cell(row):
+        text = f"{row['mean']:.{digits}f} ({row['sd']:.{digits}f})"
+        if "improvement_%" in row and np.isfinite(row.get("improvement_%", np.nan)):
+            star = "*" if row.get("p_value", 1.0) < 0.05 else ""
+            text += f" ({row['improvement_%']:+.2f}%{star})"
+        if "paper_mean" in row and np.isfinite(row.get("paper_mean", np.nan)):
+            text += f" | paper {row['paper_mean']:.{digits}f}"
+        return text
+
+    shown = table.assign(cell=table.apply(cell, axis=1))
+    order = {a: i for i, a in enumerate(ALGORITHMS)}
+    shown = shown.assign(_o=shown["algorithm"].map(order)).sort_values(["click_model", "_o"])
+    return shown.pivot_table(index=["click_model", "algorithm"], columns="dataset", values="cell",
+                             aggfunc="first", sort=False)
+
+
+def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bool = False, step: float = 1.0,
+                 cutoff: int = 10):
+    """Monte Carlo of one DBGD comparison on a fixed query and ranker (for Theorem 3.1 / Lemma 3.2).
+
+    For each of ``n_samples`` directions u (uniform on the sphere): interleave theta with
+    theta + step u, let ``user`` click, and record Z (the candidate wins), u, A u with A the
+    projector on the document space (inferred with ``k``, or the true one if ``oracle``) and
+    the rank of A. Returns a dict of arrays.
+    """
+    from ...metrics import rank_by_scores
+    from ...rankers.interleaving import team_draft, team_draft_credit
+    from ...rankers.projection import DocumentSpace
+    from ...rankers.scorers import unit_sphere
+
+    space = DocumentSpace(len(theta), k=k, r=0, oracle=oracle)
+    directions = unit_sphere(rng, n_samples, len(theta))
+    wins = np.zeros(n_samples)
+    projected = np.zeros_like(directions)
+    ranks = np.zeros(n_samples)
+    for i, u in enumerate(directions):
+        scores = np.vstack([theta, theta + step * u]) @ query.features.T
+        shown, team = team_draft(rank_by_scores(scores, rng), cutoff, rng)
+        feedback = user(query, shown, rng)
+        credit = team_draft_credit(team, feedback.clicks, 2)
+        wins[i] = float(credit[1] > credit[0])
+        if feedback.clicks.any() or oracle:
+            projected[i], ranks[i] = space.project(u, space.examined(query.features, shown, feedback))
+        # else: no click, examination unknown, nothing shown counts as examined: A = 0
+    return {"u": directions, "Au": projected, "win": wins, "rank": ranks}
+
+
+@functools.cache          # one check per scheme, data set, fold and seed, whatever the configuration or user
+def reflection_defect(algorithm: str, dataset: str, fold: int = 1, seed: int = 0, data_dir=None, draws: int = 200,
+                      examined: int = 10) -> float:
+    """How far the proposals of ``algorithm``'s candidate scheme leave their own support under the reflection
+    M = 2A - I of Theorem 3.1's proof, A the projector onto the span of a query's first ``examined`` documents:
+    the mean of ||(I - P) M u|| over ``draws`` rounds of candidates u, P the projector onto the span the scheme
+    draws from (NSGD: the null space of its losing directions, here 25 random ones; DBGD, MGD: all of R^d, so 0).
+    0 is necessary for the reflection invariance the proof needs; above 0 the invariance fails."""
+    from ...data.registry import load_fold
+    from ...rankers import make_ranker
+    from ...rankers.projection import orthonormal_basis
+
+    rng = np.random.default_rng(seed)
+    train = load_fold(dataset, fold, data_dir).train
+    ranker = make_ranker(algorithm)
+    ranker.start(train, np.random.default_rng(seed))
+    d = train.n_features
+    span = np.zeros((0, d))
+    if hasattr(ranker, "losers"):
+        for u in rng.standard_normal((ranker.n_null, d)):
+            ranker.losers.append((-float(rng.random()), u / np.linalg.norm(u)))
+        ranker._span = None
+        span = ranker.losing_span()
+    queries = rng.integers(0, train.n_queries, draws)
+    defects = []
+    for q in queries:
+        query = train.query(int(q))
+        basis = orthonormal_basis(query.features[:examined])
+        reflect = 2 * basis.T @ basis - np.eye(d)
+        reflected = ranker.propose(query) @ reflect.T
+        defects.append(np.linalg.norm(reflected @ span.T, axis=1))
+    return float(np.mean(np.concatenate(defects)))
+
+
+def decorate(name: str, specs, frame: pd.DataFrame, data_dir=None, **_) -> pd.DataFrame:
+    """Columns a claim needs beyond the run frame (the Figure 3d variant; on the main runs of NSGD-DSP,
+    ``reflection_defect``: :func:`reflection_defect` of its proposal scheme, data set, fold and seed)."""
+    if name == "gt":
+        frame = frame.assign(variant=[gt_variant(s) for s in specs])
+    if name == "main":
+        frame = frame.assign(reflection_defect=[
+            reflection_defect(s.algorithm, s.dataset, s.fold, s.seed, data_dir) if s.algorithm == "nsgd_dsp"
+            else float("nan") for s in specs])
+    return frame
+
+
+# -- the ablation page: the MGD-DSP gain in each configuration, and which code choices it needs ------------------
+
+def ablation_gains(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One row per configuration, data set and user: the gain of MGD-DSP over MGD in % of MGD's mean ``metric``
+    over the runs both have (same fold and seed), the paired t-test's p (NaN below 5 pairs, :func:`paired_test`),
+    the pairs, and the cell's text ('+6.2%*': * where p < 0.05)."""
+    rows = []
+    for (config, dataset, click), part in runs.groupby(["config", "dataset", "click_model"], sort=False):
+        wide = part.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric).dropna()
+        if not {"mgd", "mgd_dsp"} <= set(wide):
+            continue
+        rows.append({"config": config, "dataset": dataset, "click_model": click,
+                     "gain_%": 100 * (wide["mgd_dsp"].mean() / wide["mgd"].mean() - 1),
+                     "p": paired_test(wide["mgd_dsp"], wide["mgd"]), "pairs": len(wide)})
+    gains = pd.DataFrame(rows, columns=["config", "dataset", "click_model", "gain_%", "p", "pairs"])
+    marks = ["*" if p < 0.05 else "" for p in gains["p"].fillna(1.0)]
+    return gains.assign(cell=[f"{g:+.1f}%{m}" for g, m in zip(gains["gain_%"], marks)])
+
+
+def ablation_effects(gains: pd.DataFrame) -> dict:
+    """What the ablation's gains (:func:`ablation_gains`, mean over cells per configuration) say about the code's
+    choices: ``text`` and ``code`` gains; ``dropped``, the choices dropped one at a time in these runs; ``needed``,
+    those whose drop leaves less than half the code's gain; ``change``, each choice's change of the text's gain
+    when switched on alone; ``top``, the largest such change (None without single switches); ``interaction``, the
+    code's change over the text minus the sum of the single changes."""
+    mean_gain = gains.groupby("config")["gain_%"].mean()
+    text_gain, code_gain = float(mean_gain.get("text", np.nan)), float(mean_gain.get("code", np.nan))
+    dropped = mean_gain[mean_gain.index.str.startswith("code-")]
+    single = mean_gain[mean_gain.index.str.startswith("text+")]
+    change = (single - text_gain).rename(lambda c: c.removeprefix("text+"))
+    return {"text": text_gain, "code": code_gain, "dropped": [c.removeprefix("code-") for c in dropped.index],
+            "needed": [c.removeprefix("code-") for c, g in dropped.items() if g < code_gain / 2],
+            "change": change, "top": change.abs().idxmax() if len(change) else None,
+            "interaction": (code_gain - text_gain) - float(change.sum())}

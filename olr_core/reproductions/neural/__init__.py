@@ -1,0 +1,9 @@
+"""olRankNet / olLambdaRank, Jia & Wang, WWW 2022.
+
+:mod:`.experiments`: the grids and :data:`.experiments.PROFILES`, the only copy of their run sizes;
+:mod:`.claims`: the claim registry and the rules that judge it; :mod:`.analysis`: frames and derived numbers.
+"""
+
+from . import analysis, claims, experiments
+
+__all__ = ["analysis", "claims", "experiments"]

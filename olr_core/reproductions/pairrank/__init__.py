@@ -1,0 +1,9 @@
+"""PairRank, Jia et al., WWW 2021.
+
+:mod:`.experiments`: the grids and :data:`.experiments.PROFILES`, the only copy of their run sizes;
+:mod:`.claims`: the claim registry and the rules that judge it; :mod:`.analysis`: frames and derived numbers.
+"""
+
+from . import analysis, claims, experiments
+
+__all__ = ["analysis", "claims", "experiments"]
