@@ -149,3 +149,32 @@ def test_reading_from_runs_follows_the_run_count(seeds, start):
                                pr.on_dataset(runs, VARIANTS, METRIC, "synth-mq-linear"),
                                pr.on_dataset(runs, VARIANTS, METRIC, "synth-mq"))
     assert text.startswith(start)
+
+
+# -- "comes closest": only where the intervals separate the leader ---------------------------------
+
+def test_closest_is_named_only_when_its_interval_lies_above_every_other():
+    below = _versus(-0.01, -0.03, 0.015)
+    text = pr.closest_to_beating({pr.PAPER_VARIANT: DOWN, "shuffled pairs": UP, "refine (transitive closure)": below})
+    assert text.startswith("the variant that comes closest to beating it is 'shuffled pairs' (+0.050, 95 % interval")
+    overlapping = {pr.PAPER_VARIANT: DOWN, "shuffled pairs": UP,
+                   "refine (transitive closure)": _versus(0.04, 0.0, 0.08)}
+    text = pr.closest_to_beating(overlapping)
+    assert "comes closest" not in text and text.startswith("no variant can be called closest")
+    assert "'shuffled pairs' has the largest mean" in text and "'refine (transitive closure)' (+0.040)" in text
+    assert "PairRank_C (paper)" not in text           # its interval lies below the leader's: separated
+
+
+def test_closest_from_too_few_pairs_or_no_runs_is_not_named():
+    few = _versus(0.2, 0.1, 0.3, pairs=MIN_PAIRS - 1)
+    assert "comes closest" not in pr.closest_to_beating({"shuffled pairs": few, pr.PAPER_VARIANT: DOWN})
+    assert "comes closest" not in pr.closest_to_beating({"shuffled pairs": UP, pr.PAPER_VARIANT: few})
+    assert pr.closest_to_beating({}) == "no variant has a run paired with PDGD in this build"
+
+
+@pytest.mark.parametrize("seeds, named", [(8, True), (1, False)])
+def test_closest_from_runs_follows_the_run_count(seeds, named):
+    runs = _runs({(pr.PAPER_VARIANT, "synth-mq"): -0.05, ("shuffled pairs", "synth-mq"): 0.03}, seeds=seeds,
+                 noise=0.01)
+    text = pr.closest_to_beating(pr.ablation_overall(runs, VARIANTS, METRIC))
+    assert ("comes closest to beating it is 'shuffled pairs'" in text) is named
