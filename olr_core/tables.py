@@ -240,3 +240,13 @@ def noise_digit_problems(cells) -> list[str]:
         if _decimals(mean) != _decimals(spread) or (_decimals(spread) > 0 and digits > 2):
             out.append(str(cell))
     return out
+
+
+def mean_sd_columns(frame: pd.DataFrame, by, values, spread: str = "std") -> pd.DataFrame:
+    """One "mean ± spread" column per column of ``values`` (rows: the groups ``by``), each from
+    :func:`olr_core.experiments.mean_ci` over the rows of ``frame`` (one row a run, or a seed's mean)."""
+    from .experiments import mean_ci
+
+    by = [by] if isinstance(by, str) else list(by)
+    columns = {value: mean_sd_table(mean_ci(frame, by, value), by, spread=spread).iloc[:, 0] for value in values}
+    return pd.DataFrame(columns)

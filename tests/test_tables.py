@@ -156,3 +156,14 @@ def test_a_table_of_group_statistics_reads_mean_plus_minus_sd():
     assert readable_frame(wide).iloc[1].tolist() == ["b", "876 ± 40", ""]
     ci = mean_sd_table(stats, ["dataset", "algorithm"], spread="ci")
     assert ci["mean ± 95 % interval"].tolist() == ["0.412 ± 0.016", "0.5", "876 ± 49"]
+
+
+def test_several_values_of_runs_read_mean_plus_minus_sd_per_group():
+    from olr_core.tables import mean_sd_columns
+
+    runs = pd.DataFrame({"algorithm": ["x", "x", "x", "y", "y", "y"], "ndcg": [0.40, 0.42, 0.44, 0.5, 0.5, 0.5],
+                         "cost": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0]})
+    table = mean_sd_columns(runs, "algorithm", ["ndcg", "cost"])
+    assert table.loc["x"].tolist() == ["0.420 ± 0.020", "2.0 ± 1.0"]
+    assert table.loc["y"].tolist() == ["0.5", "6.0 ± 2.0"]       # no spread: the mean alone
+    assert noise_digit_problems(readable_frame(table).to_numpy().ravel()) == []
