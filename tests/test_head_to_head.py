@@ -74,3 +74,13 @@ def test_a_family_leads_only_where_the_tests_separate_it_and_dsp_comparisons_cou
     assert alone[("d", "perfect")] == h2h.FAMILY_OF["pdgd"] and pd.isna(alone[("d", "navigational")])
     dsp = h2h.dsp_comparisons(summary, "m").set_index("click_model")
     assert dsp.loc["perfect", "better"] and not dsp.loc["navigational", "better"]
+
+
+def test_standings_print_each_mean_to_the_decimals_its_standard_error_supports():
+    from olr_core.tables import noise_digit_problems
+
+    table = h2h.standings(_frame({"pdgd": [1.0, 1.2, 1.1, 1.3, 1.05], "mgd": [0.41, 0.4102, 0.4101, 0.4099, 0.4103]}),
+                          "score")
+    shown = h2h.standings_table(table, digits=1)
+    assert shown.loc["PDGD"].iloc[0] == "1.130 ± 0.054 (1)*" and shown.loc["MGD"].iloc[0] == "0.410100 ± 0.000071 (2)"
+    assert noise_digit_problems(shown.to_numpy().ravel()) == []

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import names
 from ..claims import paired_test
+from ..tables import mean_sd_text
 from . import neural, pairrank
 
 FAMILIES = {
@@ -65,11 +66,13 @@ def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def standings_table(table: pd.DataFrame, digits: int = 3, users=neural.CLICK_MODELS) -> pd.DataFrame:
-    """Algorithms (rows) x (data set, user) (columns, in the order of ``users``): 'mean ± s.e. (rank)', with
+    """Algorithms (rows) x (data set, user) (columns, in the order of ``users``): 'mean ± s.e. (rank)', both to the
+    decimals the s.e. supports (:func:`olr_core.tables.mean_sd_text`; ``digits`` decimals without an s.e.), with
     '*' on the best and every method not significantly below it (``tied``: never with fewer than 5 paired runs)."""
     mark = np.where(table["tied"], "*", "")
-    text = [f"{m:.{digits}f} ± {s:.{digits}f} ({r}){k}" if np.isfinite(s) else f"{m:.{digits}f} ({r}){k}"
-            for m, s, r, k in zip(table["mean"], table["se"], table["rank"], mark)]
+    spread = mean_sd_text(table["mean"], table["se"])
+    text = [f"{t} ({r}){k}" if np.isfinite(s) and s > 0 else f"{m:.{digits}f} ({r}){k}"
+            for t, m, s, r, k in zip(spread, table["mean"], table["se"], table["rank"], mark)]
     out = table.assign(value=text).pivot_table(index="algorithm", columns=["dataset", "click_model"], values="value",
                                                aggfunc="first")
     order = [a for a in ALGORITHMS if a in out.index] + [a for a in out.index if a not in ALGORITHMS]
