@@ -15,7 +15,8 @@
   without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
   Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
   table whose first column is an unnamed index (row headers under an empty header cell) or that is
-  wider than the page's main column (columns behind a horizontal scroll). Code the
+  wider than the page's main column (columns behind a horizontal scroll), and a table cell "mean ± s.d." whose
+  mean has other decimals than its s.d. or whose s.d. shows more than two significant digits. Code the
   authors wrote is not reader text: code cells and inline code in prose are left out of these checks;
 - a link in the page's text to a local page that does not exist or to an anchor that page does not have.
 
@@ -31,6 +32,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from olr_core.tables import noise_digit_problems
 
 from .htmlcheck import check_claim_links
 
@@ -117,13 +120,14 @@ ready.then(settle).then(() => {
   const wide = [...document.querySelectorAll('main table')].filter(
     t => t.getBoundingClientRect().width > main.getBoundingClientRect().width + 1).length;
   const links = [...document.querySelectorAll('main a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
-  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide});
+  const noise = [...document.querySelectorAll('main td')].map(c => c.textContent.trim()).filter(t => t.includes('±'));
+  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide, noise});
 }).catch(e => done({error: String(e)}));
 """
 PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
     "__READER_TEXT__", json.dumps(READER_TEXT))
 EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
-               "figures": [], "indexTables": 0, "links": [], "wide": 0}
+               "figures": [], "indexTables": 0, "links": [], "wide": 0, "noise": []}
 
 
 @dataclass
@@ -224,7 +228,7 @@ def needs_captions(page: str) -> bool:
 
 def reader_problems(probe: dict, captions: bool) -> list[str]:
     """What a reader should never meet: broken verdict words, uncaptioned figures (where ``captions``), raw dicts,
-    absolute paths, NaN, negative zeros and unnamed index columns."""
+    absolute paths, NaN, negative zeros, unnamed index columns and "mean ± s.d." cells printed past their noise."""
     out = [f"verdict word broken across lines or overflowing its box: {w!r}" for w in sorted(set(probe["splits"]))]
     if captions:
         out += [f"figure without a caption: {f['src']}" for f in probe["figures"] if not f["captioned"]]
@@ -233,6 +237,8 @@ def reader_problems(probe: dict, captions: bool) -> list[str]:
         out.append(f"{probe['indexTables']} table(s) with an unnamed index column")
     if probe["wide"]:
         out.append(f"{probe['wide']} table(s) wider than the page (columns behind a horizontal scroll)")
+    out += [f"table cell printed past its noise (decimals beyond its s.d.'s second significant digit): {c!r}"
+            for c in noise_digit_problems(probe.get("noise", []))]
     return out
 
 

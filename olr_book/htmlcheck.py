@@ -5,12 +5,13 @@ page may load a script from the network, its
 scripts must stay under a size budget, and the generated (notebook) pages must show code
 only behind a toggle (unless a cell is tagged ``show-input``: code that is the page's subject) and
 never the parameter cells (the provenance box says what ran). No Markdown table may reach the
-reader as text (a paragraph of ``| a | b |`` rows: Markdown a cell printed that did not render).
+reader as text (a paragraph of ``| a | b |`` rows: Markdown a cell printed that did not render), and no table cell
+"mean ± s.d." may print its mean past the noise (:func:`olr_core.tables.noise_digit_problems`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SCRIPT_BUDGET_BYTES = 3_000_000          # all scripts of one page together
@@ -27,6 +28,7 @@ class PageReport:
     parameter_cells: int
     has_math: bool = True
     raw_tables: int = 0
+    noisy_cells: list = field(default_factory=list)
 
     def problems(self) -> list[str]:
         out = []
@@ -43,6 +45,9 @@ class PageReport:
             out.append(f"{self.parameter_cells} parameter cell(s) rendered")
         if self.raw_tables:
             out.append(f"{self.raw_tables} Markdown table(s) shown as text")
+        if self.noisy_cells:
+            out.append(f"{len(self.noisy_cells)} table cell(s) printed past their noise: "
+                       + ", ".join(repr(c) for c in self.noisy_cells[:3]))
         return out
 
 
@@ -75,7 +80,25 @@ def check_page(path: Path, root: Path) -> PageReport:
     has_math = soup.select_one(".math, span.math, div.math, mjx-container") is not None
     raw_tables = sum(is_raw_table(p.get_text()) for p in soup.find_all("p"))
     return PageReport(str(path.relative_to(root)), sum("mathjax" in s.lower() for s in sources), network, size,
-                      len(visible), len(parameters), has_math, raw_tables)
+                      len(visible), len(parameters), has_math, raw_tables, noisy_cells(soup))
+
+
+def noisy_cells(soup) -> list[str]:
+    """The table cells of a parsed page (or notebook output) whose "mean ± s.d." is printed past its noise."""
+    from olr_core.tables import noise_digit_problems
+
+    return noise_digit_problems(td.get_text().strip() for td in soup.find_all("td"))
+
+
+def notebook_noise_problems(path: Path) -> list[str]:
+    """The "mean ± s.d." cells printed past their noise in the HTML outputs of an executed notebook (``path``)."""
+    import json
+
+    from bs4 import BeautifulSoup
+
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    html = ["".join(out.get("data", {}).get("text/html", "")) for cell in cells for out in cell.get("outputs", [])]
+    return noisy_cells(BeautifulSoup("".join(html), "html.parser"))
 
 
 def check_book(html_root: Path) -> list[str]:

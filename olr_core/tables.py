@@ -99,7 +99,10 @@ def noise_decimals(sd, significant: int = 2) -> int | None:
     finite s.d."""
     if _missing(sd) or not np.isfinite(sd) or sd <= 0:
         return None
-    return max(0, significant - 1 - math.floor(math.log10(sd)))
+    places = significant - 1 - math.floor(math.log10(sd))
+    if places > 0 and round(sd, places) >= 10 ** (significant - places):   # 0.0996 rounds up to 0.10, not 0.100
+        places -= 1
+    return max(0, places)
 
 
 def cell_text(value, digits: int = 3, decimals: int | None = None) -> str:
@@ -204,3 +207,46 @@ def mean_sd_text(means, sds) -> list[str]:
         out.append(cell_text(mean) if places is None or _missing(mean)
                    else f"{fixed_text(mean, places)} ± {fixed_text(sd, places)}")
     return out
+
+
+def mean_sd_table(stats: pd.DataFrame, index, columns=None, spread: str = "std") -> pd.DataFrame:
+    """A table of "mean ± spread" cells (:func:`mean_sd_text`) from the per-group statistics of
+    :func:`olr_core.experiments.mean_ci` (``spread``: its ``std`` or its interval half-width ``ci``), rows
+    ``index`` and columns ``columns`` (one column "mean ± spread" without)."""
+    cells = stats.assign(cell=mean_sd_text(stats["mean"], stats[spread]))
+    if columns is None:
+        label = "mean ± s.d." if spread == "std" else "mean ± 95 % interval"
+        return cells.set_index(index)[["cell"]].rename(columns={"cell": label})
+    return cells.pivot_table(index=index, columns=columns, values="cell", aggfunc="first", sort=False)
+
+
+MEAN_SPREAD = re.compile(r"^\s*([-+]?[\d,]*\.?\d+)\s*±\s*([\d,]*\.?\d+)")
+
+
+def _decimals(number: str) -> int:
+    return len(number.partition(".")[2])
+
+
+def noise_digit_problems(cells) -> list[str]:
+    """The cells "mean ± spread" (text as printed) whose digits do not fit the noise: the mean with other decimals
+    than its spread, or a spread with decimals printed to more than two significant digits ("0.412 ± 0.0131")."""
+    out = []
+    for cell in cells:
+        match = MEAN_SPREAD.match(str(cell))
+        if not match:
+            continue
+        mean, spread = match.groups()
+        digits = len(spread.replace(",", "").replace(".", "").lstrip("0"))
+        if _decimals(mean) != _decimals(spread) or (_decimals(spread) > 0 and digits > 2):
+            out.append(str(cell))
+    return out
+
+
+def mean_sd_columns(frame: pd.DataFrame, by, values, spread: str = "std") -> pd.DataFrame:
+    """One "mean ± spread" column per column of ``values`` (rows: the groups ``by``), each from
+    :func:`olr_core.experiments.mean_ci` over the rows of ``frame`` (one row a run, or a seed's mean)."""
+    from .experiments import mean_ci
+
+    by = [by] if isinstance(by, str) else list(by)
+    columns = {value: mean_sd_table(mean_ci(frame, by, value), by, spread=spread).iloc[:, 0] for value in values}
+    return pd.DataFrame(columns)

@@ -74,3 +74,28 @@ def test_a_family_leads_only_where_the_tests_separate_it_and_dsp_comparisons_cou
     assert alone[("d", "perfect")] == h2h.FAMILY_OF["pdgd"] and pd.isna(alone[("d", "navigational")])
     dsp = h2h.dsp_comparisons(summary, "m").set_index("click_model")
     assert dsp.loc["perfect", "better"] and not dsp.loc["navigational", "better"]
+
+
+def test_standings_print_each_mean_to_the_decimals_its_standard_error_supports():
+    from olr_core.tables import noise_digit_problems
+
+    table = h2h.standings(_frame({"pdgd": [1.0, 1.2, 1.1, 1.3, 1.05], "mgd": [0.41, 0.4102, 0.4101, 0.4099, 0.4103]}),
+                          "score")
+    shown = h2h.standings_table(table, digits=1)
+    assert shown.loc["PDGD"].iloc[0] == "1.130 ± 0.054 (1)*" and shown.loc["MGD"].iloc[0] == "0.410100 ± 0.000071 (2)"
+    assert noise_digit_problems(shown.to_numpy().ravel()) == []
+
+
+def test_a_group_leads_a_cell_only_where_no_outsider_is_tied_with_its_best():
+    apart = {"olranknet": [1.0, 1.1, 1.2, 1.3, 1.4], "pdgd": [0.5, 0.62, 0.69, 0.81, 0.9]}
+    close = {"olranknet": [1.0, 1.1, 1.2, 1.3, 1.4], "pdgd": [0.9, 1.2, 1.1, 1.35, 1.3]}
+    frame = pd.concat([_frame(apart), _frame(close).assign(click_model="navigational")])
+    table = h2h.standings(frame, "score")
+    neural_rankers = ["olranknet", "ollambdarank"]
+    assert h2h.group_leads(table, neural_rankers).tolist() == [True, False]
+    assert h2h.leader_words(table) == ["d/perfect: olRankNet", "d/navigational: olRankNet, tied with PDGD"]
+    few = h2h.standings(_frame({k: v[:3] for k, v in apart.items()}), "score")      # a clear mean from 3 runs
+    assert h2h.group_leads(few, neural_rankers).tolist() == [False]
+    assert h2h.leader_words(few) == ["d/perfect: olRankNet (ahead by the mean; too few runs to test)"]
+    assert h2h.tied_with_lowest(frame, "score") == ["pdgd", "olranknet"]     # PDGD lowest; olRankNet tied with it once
+    assert h2h.tied_with_lowest(_frame({k: v[:3] for k, v in apart.items()}), "score") == []

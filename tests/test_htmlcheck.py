@@ -56,3 +56,20 @@ def test_a_link_reaches_an_anchor_whose_id_is_in_single_quotes(tmp_path):
     uri = page.as_uri()
     assert broken_links([f"{uri}#claim-topk-F1", f"{uri}#top"]) == []
     assert broken_links([f"{uri}#claim-missing"]) == [f"{uri}#claim-missing"]
+
+
+def test_a_mean_printed_past_its_noise_is_reported_in_a_page_and_in_an_executed_notebook(tmp_path):
+    import json
+
+    from olr_book.htmlcheck import notebook_noise_problems
+
+    table = "<table><tr><td>PDGD</td><td>{}</td></tr></table>"
+    past = GOOD.replace("</body>", table.format("0.41237 ± 0.013") + "</body>")
+    assert any("printed past their noise: '0.41237 ± 0.013'" in p
+               for p in check_page(page(tmp_path, past), tmp_path).problems())
+    fitting = GOOD.replace("</body>", table.format("0.412 ± 0.013") + "</body>")
+    assert not any("noise" in p for p in check_page(page(tmp_path, fitting), tmp_path).problems())
+    notebook = {"cells": [{"cell_type": "code", "source": "", "outputs": [
+        {"output_type": "execute_result", "data": {"text/html": [table.format("876.31 ± 40")]}}]}]}
+    (tmp_path / "run.ipynb").write_text(json.dumps(notebook))
+    assert notebook_noise_problems(tmp_path / "run.ipynb") == ["876.31 ± 40"]

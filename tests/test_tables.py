@@ -4,7 +4,17 @@ negative zero, precision fitting the noise, wide tables transposed."""
 import numpy as np
 import pandas as pd
 
-from olr_core.tables import column_label, fixed_text, noise_decimals, readable_frame, reader_table, significant_text
+from olr_core.tables import (
+    column_label,
+    fixed_text,
+    mean_sd_table,
+    mean_sd_text,
+    noise_decimals,
+    noise_digit_problems,
+    readable_frame,
+    reader_table,
+    significant_text,
+)
 
 
 def test_column_names_read_as_words():
@@ -114,3 +124,46 @@ def test_cells_wrap_anywhere_but_a_verdict_keeps_its_words():
     html = reader_table(frame).to_html()
     assert "overflow-wrap: anywhere" in html and html.count("overflow-wrap: normal;\n") >= 1
     assert "row0_col1 {" in html and "row0_col0 {" not in html
+
+
+def test_a_seed_mean_never_prints_more_decimals_than_its_sd_supports():
+    """Over many random (mean, s.d.) pairs: a mean printed beside its s.d. column (readable_frame's ``noise``) or in one
+    "mean ± s.d." cell ends at the decimal of the s.d.'s second significant digit, never further."""
+    rng = np.random.default_rng(7)
+    sds = 10.0 ** rng.uniform(-5, 3, 400) * rng.choice([1, 0.996, 0.9996], 400)    # some that round up to 10^k
+    means = rng.normal(0, 1, 400) * 10.0 ** rng.uniform(-1, 4, 400)
+    text = readable_frame(pd.DataFrame({"mean": means, "sd": sds}), noise={"mean": "sd"})
+    for mean, sd in zip(text["mean"], text["sd"]):
+        assert len(mean.partition(".")[2]) == len(sd.partition(".")[2]), (mean, sd)
+        assert "." not in sd or len(sd.replace(",", "").replace(".", "").lstrip("0")) == 2, sd
+    cells = mean_sd_text(means, sds)
+    assert noise_digit_problems(cells) == []
+    assert noise_decimals(0.0996) == 2 and noise_decimals(9.96) == 0 and noise_decimals(0.0994) == 3
+
+
+def test_noise_digit_problems_names_a_cell_printed_beyond_its_noise():
+    assert noise_digit_problems(["0.412 ± 0.013", "876 ± 40", "1,204 ± 397", "0.50", "text"]) == []
+    assert noise_digit_problems(["0.4121 ± 0.013", "0.412 ± 0.0131", "0.41 ± 0.013"]) == [
+        "0.4121 ± 0.013", "0.412 ± 0.0131", "0.41 ± 0.013"]
+
+
+def test_a_table_of_group_statistics_reads_mean_plus_minus_sd():
+    stats = pd.DataFrame({"dataset": ["a", "a", "b"], "algorithm": ["x", "y", "x"], "mean": [0.41234, 0.5, 876.31],
+                          "std": [0.0131, np.nan, 39.7], "n": [5, 1, 5], "ci": [0.0163, np.nan, 49.3]})
+    wide = mean_sd_table(stats, "dataset", "algorithm")
+    assert wide.loc["a"].tolist() == ["0.412 ± 0.013", "0.5"] and wide.loc["b", "x"] == "876 ± 40"
+    assert np.isnan(wide.loc["b", "y"])
+    assert readable_frame(wide).iloc[1].tolist() == ["b", "876 ± 40", ""]
+    ci = mean_sd_table(stats, ["dataset", "algorithm"], spread="ci")
+    assert ci["mean ± 95 % interval"].tolist() == ["0.412 ± 0.016", "0.5", "876 ± 49"]
+
+
+def test_several_values_of_runs_read_mean_plus_minus_sd_per_group():
+    from olr_core.tables import mean_sd_columns
+
+    runs = pd.DataFrame({"algorithm": ["x", "x", "x", "y", "y", "y"], "ndcg": [0.40, 0.42, 0.44, 0.5, 0.5, 0.5],
+                         "cost": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0]})
+    table = mean_sd_columns(runs, "algorithm", ["ndcg", "cost"])
+    assert table.loc["x"].tolist() == ["0.420 ± 0.020", "2.0 ± 1.0"]
+    assert table.loc["y"].tolist() == ["0.5", "6.0 ± 2.0"]       # no spread: the mean alone
+    assert noise_digit_problems(readable_frame(table).to_numpy().ravel()) == []

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .. import names
-from ..claims import paired_test
+from ..claims import MIN_PAIRS, paired_test
+from ..tables import mean_sd_text
 from .neural import experiments as neural
 from .pairrank import experiments as pairrank
 
@@ -66,11 +67,13 @@ def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def standings_table(table: pd.DataFrame, digits: int = 3, users=neural.CLICK_MODELS) -> pd.DataFrame:
-    """Algorithms (rows) x (data set, user) (columns, in the order of ``users``): 'mean ± s.e. (rank)', with
+    """Algorithms (rows) x (data set, user) (columns, in the order of ``users``): 'mean ± s.e. (rank)', both to the
+    decimals the s.e. supports (:func:`olr_core.tables.mean_sd_text`; ``digits`` decimals without an s.e.), with
     '*' on the best and every method not significantly below it (``tied``: never with fewer than 5 paired runs)."""
     mark = np.where(table["tied"], "*", "")
-    text = [f"{m:.{digits}f} ± {s:.{digits}f} ({r}){k}" if np.isfinite(s) else f"{m:.{digits}f} ({r}){k}"
-            for m, s, r, k in zip(table["mean"], table["se"], table["rank"], mark)]
+    spread = mean_sd_text(table["mean"], table["se"])
+    text = [f"{t} ({r}){k}" if np.isfinite(s) and s > 0 else f"{m:.{digits}f} ({r}){k}"
+            for t, m, s, r, k in zip(spread, table["mean"], table["se"], table["rank"], mark)]
     out = table.assign(value=text).pivot_table(index="algorithm", columns=["dataset", "click_model"], values="value",
                                                aggfunc="first")
     order = [a for a in ALGORITHMS if a in out.index] + [a for a in out.index if a not in ALGORITHMS]
@@ -78,6 +81,43 @@ def standings_table(table: pd.DataFrame, digits: int = 3, users=neural.CLICK_MOD
     out = out.reindex(index=order).reindex(columns=users, level="click_model")
     out.index = [DISPLAY_NAMES.get(a, a) for a in out.index]
     return out
+
+
+def _tested(cell: pd.DataFrame) -> bool:
+    """A cell of :func:`standings` whose paired tests ran: at least ``MIN_PAIRS`` runs of every method."""
+    return cell["runs"].min() >= MIN_PAIRS
+
+
+def group_leads(table: pd.DataFrame, members) -> pd.Series:
+    """Per (data set, user) of :func:`standings`: True where the paired tests put ``members`` ahead (the best method
+    and every method tied with it are members, from ``MIN_PAIRS`` runs up); a mean ahead with an outsider tied, or
+    from fewer runs, is False."""
+    return table.groupby(["dataset", "click_model"], sort=False).apply(
+        lambda cell: bool(_tested(cell) and set(cell.loc[cell["tied"], "algorithm"]) <= set(members)),
+        include_groups=False)
+
+
+def leader_words(table: pd.DataFrame) -> list[str]:
+    """'data set/user: Best' per cell of :func:`standings`, with the methods tied with it ('..., tied with A, B') or
+    '(ahead by the mean; too few runs to test)'."""
+    out = []
+    for (dataset, user), cell in table.groupby(["dataset", "click_model"], sort=False):
+        cell = cell.sort_values("rank")
+        best = names.display_name(cell.algorithm.iloc[0])
+        tied = [names.display_name(a) for a in cell.algorithm[cell["tied"] & (cell["rank"] > 1)]]
+        if not _tested(cell):
+            out.append(f"{dataset}/{user}: {best} (ahead by the mean; too few runs to test)")
+        else:
+            out.append(f"{dataset}/{user}: {best}" + (f", tied with {', '.join(tied)}" if tied else ""))
+    return out
+
+
+def tied_with_lowest(summary: pd.DataFrame, metric: str) -> list[str]:
+    """The methods lowest in ``metric`` in some tested cell, or tied with the lowest there (the paired tests of
+    :func:`standings` on the negated metric); empty where no cell has ``MIN_PAIRS`` runs."""
+    low = standings(summary.assign(**{metric: -summary[metric]}), metric)
+    tested = low.groupby(["dataset", "click_model"], sort=False)["runs"].transform("min") >= MIN_PAIRS
+    return sorted(set(low.loc[tested & low["tied"], "algorithm"]), key=names.display_name)
 
 
 def family_ranks(table: pd.DataFrame) -> pd.DataFrame:

@@ -163,3 +163,17 @@ def test_a_table_wider_than_the_page_is_reported_and_a_reader_table_of_it_is_not
     assert any("1 table(s) wider than the page" in p for p in found)
     readable = reader_table(pd.DataFrame(columns)).to_html()      # transposed: one row per column
     assert plain_problems(plain, "book/generated/x.html", f"<div style='overflow-x: auto'>{readable}</div>") == []
+
+
+def test_a_table_cell_printed_past_its_noise_is_reported_and_a_reader_table_of_seed_means_is_not(plain):
+    import pandas as pd
+
+    from olr_core.tables import mean_sd_table, reader_table
+
+    past = ("<table><thead><tr><th>method</th><th>NDCG</th></tr></thead>"
+            "<tbody><tr><td>PDGD</td><td>{}</td></tr></tbody></table>")
+    found = plain_problems(plain, "book/generated/x.html", past.format("0.41237 ± 0.013"))
+    assert any("printed past its noise" in p and "0.41237 ± 0.013" in p for p in found), found
+    stats = pd.DataFrame({"algorithm": ["pdgd", "mgd"], "mean": [0.412371, 876.31], "std": [0.01312, 39.7]})
+    shown = reader_table(mean_sd_table(stats, "algorithm")).to_html()
+    assert plain_problems(plain, "book/generated/x.html", shown) == []

@@ -187,3 +187,32 @@ def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
     excess = analysis.block_excess(frame)
     assert excess[0] == 3.0 and excess[1] == 0.0 and np.isnan(excess[2])    # the last: a run without blocks
     assert analysis.block_excess(frame.drop(columns="mean:block_size_at_10")).isna().all()
+
+
+# -- "comes closest": only where the intervals separate the leader ---------------------------------
+
+def test_closest_is_named_only_when_its_interval_lies_above_every_other():
+    below = _versus(-0.01, -0.03, 0.015)
+    text = analysis.closest_to_beating({analysis.PAPER_VARIANT: DOWN, "shuffled pairs": UP, "refine (transitive closure)": below})
+    assert text.startswith("the variant that comes closest to beating it is 'shuffled pairs' (+0.050, 95 % interval")
+    overlapping = {analysis.PAPER_VARIANT: DOWN, "shuffled pairs": UP,
+                   "refine (transitive closure)": _versus(0.04, 0.0, 0.08)}
+    text = analysis.closest_to_beating(overlapping)
+    assert "comes closest" not in text and text.startswith("no variant can be called closest")
+    assert "'shuffled pairs' has the largest mean" in text and "'refine (transitive closure)' (+0.040)" in text
+    assert "PairRank_C (paper)" not in text           # its interval lies below the leader's: separated
+
+
+def test_closest_from_too_few_pairs_or_no_runs_is_not_named():
+    few = _versus(0.2, 0.1, 0.3, pairs=MIN_PAIRS - 1)
+    assert "comes closest" not in analysis.closest_to_beating({"shuffled pairs": few, analysis.PAPER_VARIANT: DOWN})
+    assert "comes closest" not in analysis.closest_to_beating({"shuffled pairs": UP, analysis.PAPER_VARIANT: few})
+    assert analysis.closest_to_beating({}) == "no variant has a run paired with PDGD in this build"
+
+
+@pytest.mark.parametrize("seeds, named", [(8, True), (1, False)])
+def test_closest_from_runs_follows_the_run_count(seeds, named):
+    runs = _runs({(analysis.PAPER_VARIANT, "synth-mq"): -0.05, ("shuffled pairs", "synth-mq"): 0.03}, seeds=seeds,
+                 noise=0.01)
+    text = analysis.closest_to_beating(analysis.ablation_overall(runs, VARIANTS, METRIC))
+    assert ("comes closest to beating it is 'shuffled pairs'" in text) is named

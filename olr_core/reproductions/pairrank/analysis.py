@@ -143,6 +143,28 @@ def ablation_reading(overall: dict[str, VersusPDGD], linear: VersusPDGD | None =
             f"({base.text()}), and no variant tried here is decided ahead of PDGD; more runs per cell would decide it.")
 
 
+def closest_to_beating(overall: dict[str, VersusPDGD]) -> str:
+    """Which variant comes closest to beating PDGD, as the intervals allow (``overall``: :func:`ablation_overall`):
+    the variant with the largest mean difference is named as closest only when it has at least ``MIN_PAIRS`` pairs
+    and its interval lies above every other variant's; otherwise the sentence names the variants whose intervals
+    overlap its own as not separable at these runs."""
+    if not overall:
+        return "no variant has a run paired with PDGD in this build"
+    leader = max(overall, key=lambda name: overall[name].diff)
+    best = overall[leader]
+    tied = [name for name, v in overall.items()
+            if name != leader and (v.high >= best.low or v.pairs < MIN_PAIRS)]
+    if best.pairs >= MIN_PAIRS and not tied:
+        return (f"the variant that comes closest to beating it is '{leader}' ({best.text()}), its interval above "
+                "every other variant's")
+    if best.pairs < MIN_PAIRS:
+        return (f"no variant can be called closest to beating it at these runs: '{leader}' has the largest mean "
+                f"difference ({best.text()}), from fewer than {MIN_PAIRS} pairs")
+    names = ", ".join(f"'{name}' ({overall[name].diff:+.3f})" for name in tied)
+    return (f"no variant can be called closest to beating it at these runs: '{leader}' has the largest mean "
+            f"difference ({best.text()}), but its interval overlaps those of {names}, so these cannot be separated")
+
+
 def on_dataset(runs: pd.DataFrame, variants: dict, metric: str, dataset: str | None,
                variant: str = PAPER_VARIANT) -> VersusPDGD | None:
     """``variant`` against its PDGD baseline on one data set; None without that data set or a pair."""
