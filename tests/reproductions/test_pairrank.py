@@ -193,7 +193,8 @@ def test_block_excess_is_the_deepest_block_minus_the_mean_above_it():
 
 def test_closest_is_named_only_when_its_interval_lies_above_every_other():
     below = _versus(-0.01, -0.03, 0.015)
-    text = analysis.closest_to_beating({analysis.PAPER_VARIANT: DOWN, "shuffled pairs": UP, "refine (transitive closure)": below})
+    text = analysis.closest_to_beating({analysis.PAPER_VARIANT: DOWN, "shuffled pairs": UP,
+                                        "refine (transitive closure)": below})
     assert text.startswith("the variant that comes closest to beating it is 'shuffled pairs' (+0.050, 95 % interval")
     overlapping = {analysis.PAPER_VARIANT: DOWN, "shuffled pairs": UP,
                    "refine (transitive closure)": _versus(0.04, 0.0, 0.08)}
