@@ -93,10 +93,19 @@ def query_first_copies(features, offsets, q, copies):
 
 
 @njit(cache=True)
-def blas_scores(X, thetas, copies, has_copies):
+def query_largest_square(features, offsets, q, squares):
+    """max_i |x_i|^2 over query ``q``'s documents, from ``squares`` (one entry per query, -1 until the query is
+    first met): the same number every time, computed once."""
+    if squares[q] < 0:
+        squares[q] = _largest_square(features[offsets[q]:offsets[q + 1]])
+    return squares[q]
+
+
+@njit(cache=True)
+def blas_scores(X, thetas, copies, has_copies, x_square=-1.0):
     """thetas X^T by BLAS (m x n), identical documents given their first copy's scores, and each row's
     margin 4 gamma_d (1 + 1/64) max_i |x_i| |theta_j| (plus d underflow quanta) beyond which a comparison of
-    two BLAS scores decides the feature-order comparison."""
+    two BLAS scores decides the feature-order comparison (``x_square``: max_i |x_i|^2 if known, else -1)."""
     n, d = X.shape
     scores = np.dot(thetas, X.T)
     if has_copies:
@@ -104,7 +113,9 @@ def blas_scores(X, thetas, copies, has_copies):
             if copies[i] != i:
                 scores[:, i] = scores[:, copies[i]]
     u = 2.0 ** -53
-    scale = 4.0 * (d * u / (1.0 - d * u)) * (1.0 + 1.0 / 64) * np.sqrt(_largest_square(X))
+    if x_square < 0:
+        x_square = _largest_square(X)
+    scale = 4.0 * (d * u / (1.0 - d * u)) * (1.0 + 1.0 / 64) * np.sqrt(x_square)
     margin = np.empty(len(thetas))
     for j in range(len(thetas)):
         margin[j] = scale * np.sqrt(_largest_square(thetas[j:j + 1])) + d * 2.0 ** -1070
@@ -142,9 +153,9 @@ def decided_top(scores, order, copies, margin, complete):
 
 
 @njit(cache=True)
-def exact_top_rows(X, thetas, keys, k, copies, has_copies):
+def exact_top_rows(X, thetas, keys, k, copies, has_copies, x_square=-1.0):
     """:func:`top_rows` of the feature-order scores, from the BLAS scores wherever they decide it."""
-    scores, margin = blas_scores(X, thetas, copies, has_copies)
+    scores, margin = blas_scores(X, thetas, copies, has_copies, x_square)
     m, n = scores.shape
     out = np.empty((m, min(k, n)), dtype=np.int64)
     deep = np.empty(min(k + 1, n), dtype=np.int64)
@@ -234,7 +245,7 @@ def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, len
 
 
 @njit(cache=True)
-def play_duels(features, labels, offsets, copies, queries, direction_rng, n_candidates, rng, user_draws, chain,
+def play_duels(features, labels, offsets, copies, squares, queries, direction_rng, n_candidates, rng, user_draws, chain,
                click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay, list_length,
                shown_length, shared_prefix, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor,
                n_recent, shown_out, won_out, rank_out):
@@ -256,7 +267,8 @@ def play_duels(features, labels, offsets, copies, queries, direction_rng, n_cand
         copies_t = copies[lo:hi]
         has_copies = n_rankers >= BLAS_FROM and query_first_copies(features, offsets, queries[t], copies)
         if n_rankers >= BLAS_FROM:                                            # team draft reads no deeper
-            rankings = exact_top_rows(X, thetas, keys, length, copies_t, has_copies)
+            rankings = exact_top_rows(X, thetas, keys, length, copies_t, has_copies,
+                                      query_largest_square(features, offsets, queries[t], squares))
         else:
             rankings = top_rows(linear_scores_many(X, thetas), keys, length)
         order_keys = rng.random((length, n_rankers))
@@ -277,10 +289,10 @@ def play_duels(features, labels, offsets, copies, queries, direction_rng, n_cand
 
 
 @njit(cache=True)
-def play_probabilistic(features, labels, offsets, copies, queries, direction_rng, n_candidates, rng, user_draws, chain,
-                       click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr, step, decay,
-                       list_length, shown_length, tau, samples, dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize,
-                       recent, cursor, n_recent, shown_out, won_out, rank_out):
+def play_probabilistic(features, labels, offsets, copies, squares, queries, direction_rng, n_candidates, rng,
+                       user_draws, chain, click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr,
+                       step, decay, list_length, shown_length, tau, samples, dsp, dsp_k, dsp_oracle, dsp_lambda,
+                       dsp_renormalize, recent, cursor, n_recent, shown_out, won_out, rank_out):
     """Play ``len(queries)`` rounds of MGD with probabilistic multileaving and the authors' code's sampled
     credit (``samples`` draws of the clicked slots' teams), as the protocol path plays them.
 
@@ -299,8 +311,8 @@ def play_probabilistic(features, labels, offsets, copies, queries, direction_rng
         copies_t = copies[lo:hi]
         blas = n_rankers >= BLAS_FROM
         if blas:
-            scores, margin = blas_scores(X, thetas, copies_t,
-                                         query_first_copies(features, offsets, queries[t], copies))
+            scores, margin = blas_scores(X, thetas, copies_t, query_first_copies(features, offsets, queries[t], copies),
+                                         query_largest_square(features, offsets, queries[t], squares))
         else:
             scores, margin = linear_scores_many(X, thetas), np.zeros(0)
         noise = rng.random((n_rankers, n))                 # the rankings' tie-breaking keys
@@ -341,6 +353,7 @@ class CompiledDuels:
         self.features = np.ascontiguousarray(train.features, dtype=np.float64)
         self.labels = np.ascontiguousarray(train.labels, dtype=np.int64)
         self.copies = np.full(len(self.labels), -1, dtype=np.int64)     # first identical document, per query
+        self.squares = np.full(train.n_queries, -1.0)                    # max |x|^2 of each query's documents
 
     def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
         """Play one round per query; fill ``shown_out`` (rounds x cutoff, -1 padded); return the stats."""
@@ -353,16 +366,15 @@ class CompiledDuels:
         recent, cursor, n_recent = (space.recent, space.cursor, space.n_recent) if space else (np.zeros((0, 1)), 0, 0)
         user = compiled_user_arguments(self.user)
         dsp = (r.dsp, r.dsp_k, r.dsp_oracle, r.dsp_lambda, r.dsp_renormalize, recent, cursor, n_recent)
+        data = (self.features, self.labels, self.train.offsets, self.copies, self.squares)
         if r.multileave == "probabilistic":
             r.lr, cursor, n_recent = play_probabilistic(
-                self.features, self.labels, self.train.offsets, self.copies, queries, r.direction_rng, m, r.rng,
-                user_draws, *user, r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.tau,
-                r.credit_samples, *dsp, shown_out, won, rank)
+                *data, queries, r.direction_rng, m, r.rng, user_draws, *user, r.theta, r.lr, r.step, r.decay, r.cutoff,
+                self.shown_length, r.tau, r.credit_samples, *dsp, shown_out, won, rank)
         else:
             r.lr, cursor, n_recent = play_duels(
-                self.features, self.labels, self.train.offsets, self.copies, queries, r.direction_rng, m, r.rng,
-                user_draws, *user, r.theta, r.lr, r.step, r.decay, r.cutoff, self.shown_length, r.shared_prefix, *dsp,
-                shown_out, won, rank)
+                *data, queries, r.direction_rng, m, r.rng, user_draws, *user, r.theta, r.lr, r.step, r.decay, r.cutoff,
+                self.shown_length, r.shared_prefix, *dsp, shown_out, won, rank)
         if space:
             space.cursor, space.n_recent = cursor, n_recent
             return {"won": won, "doc_space_rank": rank}
