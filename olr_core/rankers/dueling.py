@@ -24,7 +24,7 @@ import numpy as np
 from ..click_models import compiled_user_arguments
 from ..params import FLAG, Param, at_least, between, choice, positive
 from .base import BaseRanker, Display
-from .dueling_compiled import CompiledDuels, top_rows
+from .dueling_compiled import CompiledDuels, CompiledNullSpace, top_rows
 from .interleaving import (
     _team_draft,
     pm_outcomes,
@@ -249,6 +249,18 @@ class NSGD(DuelingRanker):
             shown = display.ranking
             self.difficult.append((query.features[shown], feedback.clicks[: len(shown)].copy()))
             self._stacked = None
+
+    def compiled_rounds(self, user, train, cutoff: int):
+        """Blocks of rounds in one compiled call (:class:`.dueling_compiled.CompiledNullSpace`) for NSGD itself
+        (no hook overridden) with a linear scorer, ``user`` a chain or an examination click model, and the whole
+        list shown (``cutoff`` at least the ranker's: the difficult queries keep a click per shown document);
+        otherwise None, and the loop plays the protocol round by round."""
+        plain = all(getattr(type(self), hook) is getattr(NSGD, hook)
+                    for hook in ("rank", "learn", "propose", "combine", "observe", "projected", "losing_span",
+                                 "_clicked_dcg", "start"))
+        if plain and self.scorer.linear and compiled_user_arguments(user) is not None and cutoff >= self.cutoff:
+            return CompiledNullSpace(self, user, train, cutoff)
+        return None
 
     def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
         if self.winners == "mean":

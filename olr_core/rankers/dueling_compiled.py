@@ -1,4 +1,4 @@
-"""Compiled rounds of the dueling family: many DBGD / MGD rounds in one numba call.
+"""Compiled rounds of the dueling family: many DBGD / MGD / NSGD rounds in one numba call.
 
 A round of DBGD is a handful of microseconds of arithmetic, and the Python protocol
 around it (``rank`` -> user -> ``learn``) costs several times that. For the common case,
@@ -18,7 +18,9 @@ block never holds more than one round's directions); its uniform stream gives th
 the click model's 2 x cutoff uniforms. With probabilistic multileaving and the authors' code's
 sampled credit (:func:`play_probabilistic`), the uniform stream gives the rankings' keys, the
 multileave's 2 x length draws and, in a round with clicks, samples x clicks draws for the credit,
-drawn inside the compiled call from the ranker's own generator.
+drawn inside the compiled call from the ranker's own generator. NSGD (:func:`play_null_space`) draws from the
+uniform stream its candidates' Gaussians (n_sample x d), then the rankings' and team-draft keys, and in a won round
+with several best candidates one integer for the tie.
 """
 
 from __future__ import annotations
@@ -218,10 +220,11 @@ def _show(shown, length, shown_length, shown_out_t, grades, user_draws_t, chain,
 
 @njit(cache=True)
 def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
-           dsp_lambda, dsp_renormalize, recent, cursor, n_recent):
+           dsp_lambda, dsp_renormalize, recent, cursor, n_recent, chosen=-1):
     """Lines 13-17 of the DSP paper's Algorithm 1 for a clicked round: the mean of the winning directions
-    (margin > 0 against ranker 0), projected with DSP on the examined and recent documents, added to ``theta``
-    in place; the examined documents are remembered. Returns (won, lr, rank(A) or NaN, cursor, n_recent)."""
+    (margin > 0 against ranker 0; ``chosen`` >= 0: that candidate's direction alone, NSGD's pick), projected
+    with DSP on the examined and recent documents, added to ``theta`` in place; the examined documents are
+    remembered. Returns (won, lr, rank(A) or NaN, cursor, n_recent)."""
     examined = X[:0]
     if dsp:
         examined = X[shown[: last_examined_position(clicked, last, dsp_k, dsp_oracle, length) + 1]]
@@ -233,7 +236,7 @@ def _learn(theta, lr, decay, directions_t, margins, X, shown, clicked, last, len
             winners += 1
     won, rank = 0.0, np.nan
     if winners > 0:
-        direction = direction / winners
+        direction = direction / winners if chosen < 0 else directions_t[chosen].copy()
         if dsp:
             direction, rank = dsp_direction(direction, stack_space(examined, recent, n_recent), dsp_lambda,
                                             dsp_renormalize)
@@ -336,7 +339,171 @@ def play_probabilistic(features, labels, offsets, copies, squares, queries, dire
     return lr, cursor, n_recent
 
 
-for _kernel in (play_duels, play_probabilistic):
+# -- NSGD (Wang et al. 2018) -------------------------------------------------------------------------------------
+# Its rounds replay :class:`.dueling.NSGD`'s protocol: the sums numpy makes (a row's squared norm, a score summed
+# over features, the clicked DCG) are made as numpy makes them (:func:`pairwise_sum`), its matrix products are
+# BLAS calls like numpy's, and the losing span (a pivoted QR by LAPACK) is computed by the ranker itself between
+# the compiled stretches: a call returns after the first round that adds a losing direction.
+
+
+@njit(cache=True)
+def pairwise_sum(a, lo, n):
+    """sum(a[lo:lo + n]) as ``np.add.reduce`` adds a contiguous run (numpy's pairwise summation: eight running
+    sums over blocks of at most 128 entries, halves above), so the compiled rounds' sums are numpy's to the bit."""
+    if n < 8:
+        total = 0.0
+        for i in range(lo, lo + n):
+            total += a[i]
+        return total
+    if n <= 128:
+        r = a[lo:lo + 8].copy()
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += a[lo + i + j]
+            i += 8
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            total += a[lo + i]
+            i += 1
+        return total
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(a, lo, half) + pairwise_sum(a, lo + half, n - half)
+
+
+@njit(cache=True)
+def null_space_candidates(rng, span, mean_doc, n_sample, n_candidates):
+    """:meth:`.dueling.NSGD.propose` for a linear scorer: ``n_sample`` Gaussians with the losing span removed,
+    normalised, and the ``n_candidates`` with the largest |u . mean document| (ties in draw order)."""
+    d = mean_doc.shape[0]
+    samples = rng.standard_normal((n_sample, d))
+    if span.shape[0] > 0:
+        samples -= np.dot(np.dot(samples, span.T), span)
+    for i in range(n_sample):
+        samples[i] /= np.sqrt(pairwise_sum(samples[i] * samples[i], 0, d))
+    order = np.argsort(-np.abs(np.dot(samples, mean_doc)), kind="mergesort")
+    return samples[order[:n_candidates]]
+
+
+@njit(cache=True)
+def clicked_dcg(theta, past_X, past_clicks, past_len, slots, log2_rank):
+    """:meth:`.dueling.NSGD._clicked_dcg`: the DCG of the stored difficult queries' clicks (``slots``: their
+    ring slots, oldest first) under ``theta``'s rankings, ties in display order; one pairwise sum in that order."""
+    total = 0
+    for q in slots:
+        total += past_len[q]
+    values = np.empty(total)
+    start = 0
+    for q in slots:
+        n = past_len[q]
+        scores = np.empty(n)
+        for i in range(n):
+            scores[i] = pairwise_sum(past_X[q, i] * theta, 0, theta.shape[0])
+        order = np.argsort(-scores, kind="mergesort")
+        for rank in range(n):
+            values[start + order[rank]] = past_clicks[q, order[rank]] / log2_rank[rank]
+        start += n
+    return pairwise_sum(values, 0, total)
+
+
+@njit(cache=True)
+def ring_slots(count, cursor, size):
+    """The filled slots of a ring buffer of ``size`` (next write at ``cursor``), oldest first (a deque's order)."""
+    first = cursor - count if count < size else cursor
+    return np.array([(first + i) % size for i in range(count)], dtype=np.int64)
+
+
+@njit(cache=True)
+def best_candidate(rng, theta, step, directions_t, margins, past_X, past_clicks, past_len, past_state, log2_rank):
+    """:meth:`.dueling.NSGD.combine` with ``winners="best"``: the candidates with the largest margin; several:
+    those whose clicked DCG on the stored difficult queries is close to the best (``np.isclose``); one of them
+    at random. Returns its index (0-based, among the candidates)."""
+    best = np.flatnonzero(margins[1:] == margins[1:].max())
+    count, size = past_state[2], past_X.shape[0]
+    if len(best) > 1 and count > 0:
+        slots = ring_slots(count, past_state[3], size)
+        quality = np.array([clicked_dcg(theta + step * directions_t[j], past_X, past_clicks, past_len, slots,
+                                        log2_rank) for j in best])
+        top = quality.max()
+        best = best[np.abs(quality - top) <= 1e-08 + 1e-05 * abs(top)]
+    return best[rng.integers(0, len(best))]
+
+
+@njit(cache=True)
+def remember_round(margins, directions_t, X, shown, clicked, loser_margin, loser_u, past_X, past_clicks, past_len,
+                   past_state):
+    """:meth:`.dueling.NSGD.observe`: each losing candidate's (margin, direction) into the ring of losers, and,
+    if some candidate won, the shown documents and their clicks into the ring of difficult queries (both rings
+    drop their oldest entry when full; ``past_state``: losers' count and cursor, queries' count and cursor).
+    Returns whether a loser was added (the losing span changes)."""
+    added = False
+    for j in range(1, len(margins)):
+        if margins[j] < 0:
+            c = past_state[1]
+            loser_margin[c] = margins[j]
+            loser_u[c] = directions_t[j - 1]
+            past_state[1] = (c + 1) % len(loser_margin)
+            past_state[0] = min(past_state[0] + 1, len(loser_margin))
+            added = True
+    if margins[1:].max() > 0 and past_X.shape[0] > 0:
+        c = past_state[3]
+        past_len[c] = len(shown)
+        past_clicks[c] = 0.0
+        for i in range(len(shown)):
+            past_X[c, i] = X[shown[i]]
+            past_clicks[c, i] = clicked[i] if i < len(clicked) else 0.0
+        past_state[3] = (c + 1) % past_X.shape[0]
+        past_state[2] = min(past_state[2] + 1, past_X.shape[0])
+    return added
+
+
+@njit(cache=True)
+def play_null_space(features, labels, offsets, means, queries, first, rng, span, n_sample, n_candidates, best_only,
+                    user_draws, chain, click_prob, stop_table, exam_table, exam_click_table, epsilon, theta, lr, step,
+                    decay, list_length, shown_length, shared_prefix, dsp, dsp_k, dsp_oracle, dsp_lambda,
+                    dsp_renormalize, recent, cursor, n_recent, loser_margin, loser_u, past_X, past_clicks, past_len,
+                    past_state, log2_rank, shown_out, won_out, rank_out):
+    """Play NSGD's rounds ``first``, ``first + 1``, ... of ``queries`` as :class:`.dueling.NSGD` plays them
+    through the protocol (team draft of the current ranker and its candidates from the null space of ``span``),
+    until the block ends or a round adds a losing direction. Updates ``theta``, the rings and the DSP queue in
+    place; returns (next round, learning rate, cursor, n_recent, whether the losers changed)."""
+    n_rankers = n_candidates + 1
+    for t in range(first, len(queries)):
+        q = queries[t]
+        lo, hi = offsets[q], offsets[q + 1]
+        n = hi - lo
+        X = features[lo:hi]
+        directions_t = null_space_candidates(rng, span, means[q], n_sample, n_candidates)
+        thetas = _candidates(theta, step, directions_t)
+        length = min(list_length, n)
+        rankings = top_rows(linear_scores_many(X, thetas), rng.random((n_rankers, n)), length)
+        shown, team = _team_draft(rankings, length, rng.random((length, n_rankers)), shared_prefix, n)
+        clicked, last = _show(shown, length, shown_length, shown_out[t], labels[lo:hi], user_draws[t], chain,
+                              click_prob, stop_table, exam_table, exam_click_table, epsilon)
+        won_out[t] = 0.0
+        if not clicked.any():
+            continue
+        margins = np.zeros(n_rankers)
+        for i in range(len(clicked)):
+            if clicked[i] and team[i] >= 0:
+                margins[team[i]] += 1.0
+        margins -= margins[0]
+        added = remember_round(margins, directions_t, X, shown, clicked, loser_margin, loser_u, past_X,
+                               past_clicks, past_len, past_state)
+        chosen = -1
+        if best_only and margins[1:].max() > 0:
+            chosen = best_candidate(rng, theta, step, directions_t, margins, past_X, past_clicks, past_len,
+                                    past_state, log2_rank)
+        won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
+            theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
+            dsp_lambda, dsp_renormalize, recent, cursor, n_recent, chosen)
+        if added:
+            return t + 1, lr, cursor, n_recent, True
+    return len(queries), lr, cursor, n_recent, False
+
+
+for _kernel in (play_duels, play_probabilistic, play_null_space):
     flush_stale_cache(_kernel, click_models, kernels, interleaving, projection, scorers)
 
 
@@ -379,3 +546,74 @@ class CompiledDuels:
             space.cursor, space.n_recent = cursor, n_recent
             return {"won": won, "doc_space_rank": rank}
         return {"won": won}
+
+
+class CompiledNullSpace:
+    """Plays blocks of rounds of a :class:`.dueling.NSGD` with a linear scorer against a chain or an examination
+    click model (:func:`play_null_space`). Like :class:`CompiledDuels` it holds no state of its own: the
+    ranker's ``theta``, learning rate, losers, difficult queries and document space are read and written back."""
+
+    def __init__(self, ranker, user, train, cutoff: int):
+        self.ranker, self.user, self.train = ranker, user, train
+        self.shown_length = min(int(cutoff), ranker.cutoff)
+        self.features = np.ascontiguousarray(train.features, dtype=np.float64)
+        self.labels = np.ascontiguousarray(train.labels, dtype=np.int64)
+        self.means = np.array([train.query(q).features.mean(axis=0) for q in range(train.n_queries)])
+        self.log2_rank = np.log2(np.arange(ranker.cutoff) + 2.0)      # numpy's, as the protocol's DCG takes them
+
+    def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
+        """Play one round per query; fill ``shown_out`` (rounds x cutoff, -1 padded); return the stats."""
+        r = self.ranker
+        r.theta = r.theta.copy()
+        rounds = len(queries)
+        user_draws = self.user.draw_rounds(user_rng, rounds)
+        won, rank = np.zeros(rounds), np.full(rounds, np.nan)
+        space = r.space
+        recent, cursor, n_recent = (space.recent, space.cursor, space.n_recent) if space else (np.zeros((0, 1)), 0, 0)
+        rings = self._rings()
+        first = 0
+        while first < rounds:
+            span = np.ascontiguousarray(r.losing_span(), dtype=np.float64)
+            first, r.lr, cursor, n_recent, changed = play_null_space(
+                self.features, self.labels, self.train.offsets, self.means, queries, first, r.rng, span, r.n_sample,
+                r.n_candidates, r.winners == "best", user_draws, *compiled_user_arguments(self.user), r.theta, r.lr,
+                r.step, r.decay, r.cutoff, self.shown_length, r.shared_prefix, r.dsp, r.dsp_k, r.dsp_oracle,
+                r.dsp_lambda, r.dsp_renormalize, recent, cursor, n_recent, *rings, self.log2_rank, shown_out, won,
+                rank)
+            if changed:
+                self._write_losers(*rings[:2], rings[-1])
+        self._write_difficult(*rings[2:])
+        if space:
+            space.cursor, space.n_recent = cursor, n_recent
+            return {"won": won, "doc_space_rank": rank}
+        return {"won": won}
+
+    def _rings(self):
+        """The ranker's losers and difficult queries as ring buffers (oldest first from slot 0) and their state
+        (losers' count and cursor, queries' count and cursor)."""
+        r, d = self.ranker, len(self.ranker.theta)
+        loser_margin, loser_u = np.zeros(r.history), np.zeros((r.history, d))
+        for i, (margin, u) in enumerate(r.losers):
+            loser_margin[i], loser_u[i] = margin, u
+        past_X, past_clicks = np.zeros((r.n_difficult, r.cutoff, d)), np.zeros((r.n_difficult, r.cutoff))
+        past_len = np.zeros(r.n_difficult, dtype=np.int64)
+        for i, (features, clicks) in enumerate(r.difficult):
+            past_len[i] = len(features)
+            past_X[i, : len(features)], past_clicks[i, : len(clicks)] = features, clicks
+        state = np.array([len(r.losers), len(r.losers) % r.history, len(r.difficult),
+                          len(r.difficult) % max(r.n_difficult, 1)], dtype=np.int64)
+        return loser_margin, loser_u, past_X, past_clicks, past_len, state
+
+    def _write_losers(self, loser_margin, loser_u, state) -> None:
+        r = self.ranker
+        r.losers.clear()
+        r.losers.extend((float(loser_margin[i]), loser_u[i].copy()) for i in ring_slots(state[0], state[1], r.history))
+        r._span = None
+
+    def _write_difficult(self, past_X, past_clicks, past_len, state) -> None:
+        r = self.ranker
+        r.difficult.clear()
+        for i in ring_slots(state[2], state[3], max(r.n_difficult, 1)):
+            n = past_len[i]
+            r.difficult.append((past_X[i, :n].copy(), past_clicks[i, :n].astype(bool)))
+        r._stacked = None
