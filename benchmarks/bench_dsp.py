@@ -8,8 +8,9 @@ two trees' runs agree to the last bit. Without a baseline only this tree is time
 
 Cases: MGD-DSP as the authors' code ran it (probabilistic multileaving of 49 candidates, 10,000 sampled
 credits, the DSP paper's code configuration) and as the text says (team draft of 9), on the MSLR-sized
-synthetic preset and on MQ2008 when the data directory has it; NSGD-DSP as the text says (its rounds run
-through the Python protocol); one evaluation at the end.
+synthetic preset and on MQ2008 when the data directory has it; NSGD-DSP as the text says (compiled rounds since
+#41; before, the Python protocol); one evaluation at the end, so the figures are the learners' own cost (a book
+run also evaluates every 10 rounds, which no change here touches).
 """
 
 from __future__ import annotations

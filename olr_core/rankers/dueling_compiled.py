@@ -347,29 +347,57 @@ def play_probabilistic(features, labels, offsets, copies, squares, queries, dire
 
 
 @njit(cache=True)
-def pairwise_sum(a, lo, n):
-    """sum(a[lo:lo + n]) as ``np.add.reduce`` adds a contiguous run (numpy's pairwise summation: eight running
-    sums over blocks of at most 128 entries, halves above), so the compiled rounds' sums are numpy's to the bit."""
+def _block_sum(a, lo, n):
+    """numpy's sum of a run of at most 128 entries: eight running sums combined as a tree, then the rest."""
     if n < 8:
         total = 0.0
         for i in range(lo, lo + n):
             total += a[i]
         return total
+    r = a[lo:lo + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        total += a[lo + i]
+        i += 1
+    return total
+
+
+@njit(cache=True)
+def pairwise_sum(a, lo, n):
+    """sum(a[lo:lo + n]) as ``np.add.reduce`` adds a contiguous run (numpy's pairwise summation: blocks of at most
+    128 entries by :func:`_block_sum`, longer runs as the sum of their two halves, the first a multiple of 8 long),
+    so the compiled rounds' sums are numpy's to the bit. The halving is walked with a stack of its own (numba's
+    cache cannot reload a recursive function: the loading process crashed)."""
     if n <= 128:
-        r = a[lo:lo + 8].copy()
-        i = 8
-        while i < n - n % 8:
-            for j in range(8):
-                r[j] += a[lo + i + j]
-            i += 8
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            total += a[lo + i]
-            i += 1
-        return total
-    half = n // 2
-    half -= half % 8
-    return pairwise_sum(a, lo, half) + pairwise_sum(a, lo + half, n - half)
+        return _block_sum(a, lo, n)
+    starts, lengths = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    stage, left = np.zeros(64, dtype=np.int64), np.empty(64)
+    depth, total = 0, 0.0
+    starts[0], lengths[0] = lo, n
+    while depth >= 0:
+        start, length = starts[depth], lengths[depth]
+        if length <= 128:                               # a leaf: its sum goes back to its parent
+            total = _block_sum(a, start, length)
+            depth -= 1
+            continue
+        half = length // 2 - (length // 2) % 8
+        if stage[depth] == 0:                           # first the left half
+            stage[depth] = 1
+            depth += 1
+            starts[depth], lengths[depth], stage[depth] = start, half, 0
+        elif stage[depth] == 1:                         # then the right half, the left's sum kept
+            left[depth], stage[depth] = total, 2
+            depth += 1
+            starts[depth], lengths[depth], stage[depth] = start + half, length - half, 0
+        else:                                           # both done: left + right
+            total = left[depth] + total
+            depth -= 1
+    return total
 
 
 @njit(cache=True)
