@@ -32,7 +32,7 @@ from .. import click_models, kernels
 from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks, flip_clicks
 from ..kernels import flush_stale_cache, segment_top_k
 from . import interleaving, projection, scorers
-from .interleaving import _alias_tables, _mean_sampled_signs, _probabilistic_scored, _team_draft
+from .interleaving import _alias_tables, _convolve_margins, _mean_sampled_signs, _probabilistic_scored, _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
 from .scorers import linear_scores_many, unit_sphere
 
@@ -331,8 +331,11 @@ def play_probabilistic(features, labels, offsets, copies, squares, queries, dire
         if not clicked.any():
             continue
         p = posterior[:len(clicked)][clicked]
-        threshold, alias = _alias_tables(p)
-        margins = _mean_sampled_signs(threshold, alias, rng.random((samples, len(p))))
+        if samples > 0:
+            threshold, alias = _alias_tables(p)
+            margins = _mean_sampled_signs(threshold, alias, rng.random((samples, len(p))))
+        else:
+            margins = exact_outcomes(p)
         won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
             theta, lr, decay, directions_t, margins, X, shown, clicked, last, length, dsp, dsp_k, dsp_oracle,
             dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
@@ -529,6 +532,15 @@ def play_null_space(features, labels, offsets, means, queries, first, rng, span,
         if added:
             return t + 1, lr, cursor, n_recent, True
     return len(queries), lr, cursor, n_recent, False
+
+
+@njit(cache=True)
+def exact_outcomes(p):
+    """:func:`.interleaving.pm_outcomes` of the clicked slots' posteriors ``p``: the margin distributions
+    (:func:`.interleaving._convolve_margins`) times sign(d), d = -c .. c, by BLAS as numpy's product makes it."""
+    c = p.shape[0]
+    signs = np.sign(np.arange(-c, c + 1)).astype(np.float64)
+    return np.dot(_convolve_margins(p), signs)
 
 
 for _kernel in (play_duels, play_probabilistic, play_null_space):
