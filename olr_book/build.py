@@ -106,9 +106,10 @@ def execute_pages(context: BuildContext, pages: list[Page], overrides: dict | No
 
 
 # The compiled rounds the pages share, each readied by a few rounds of a ranker that plays them: the dueling
-# family's two comparison methods (about 10 s each to compile) and PDGD's blocks (about 20 s).
+# family's two comparison methods (about 10 s each to compile), NSGD's rounds and PDGD's blocks (about 20 s).
 SHARED_KERNELS = {"team_draft": ("mgd_dsp", {}),
                   "probabilistic": ("mgd_dsp", {"multileave": "probabilistic", "credit_samples": 10}),
+                  "nsgd": ("nsgd_dsp", {}),
                   "pdgd": ("pdgd", {})}
 
 

@@ -456,14 +456,15 @@ def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_the
     compile_shared_kernels()
     assert "numba's shared kernels ready" in capsys.readouterr().out
     probe = ("from olr_book.build import compile_rounds\n"
-             "from olr_core.rankers.dueling_compiled import play_duels, play_probabilistic\n"
+             "from olr_core.rankers.dueling_compiled import play_duels, play_null_space, play_probabilistic\n"
              "from olr_core.rankers.pdgd import pdgd_round\n"
-             "compile_rounds('team_draft'); compile_rounds('probabilistic'); compile_rounds('pdgd')\n"
-             "kernels = (play_duels, play_probabilistic, pdgd_round)\n"
+             "compile_rounds('team_draft'); compile_rounds('probabilistic'); compile_rounds('nsgd')\n"
+             "compile_rounds('pdgd')\n"
+             "kernels = (play_duels, play_probabilistic, play_null_space, pdgd_round)\n"
              "print(sum(sum(k.stats.cache_misses.values()) for k in kernels),"
              " sum(sum(k.stats.cache_hits.values()) for k in kernels))")
     misses, hits = map(int, subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                            check=True).stdout.split())
-    assert (misses, hits) == (0, 3)              # a page's process loads all three from numba's cache
-    with pytest.raises(ValueError, match="unknown kernel 'bogus'; valid: team_draft, probabilistic, pdgd"):
+    assert (misses, hits) == (0, 4)              # a page's process loads all four from numba's cache
+    with pytest.raises(ValueError, match="unknown kernel 'bogus'; valid: team_draft, probabilistic, nsgd, pdgd"):
         compile_rounds("bogus")

@@ -384,7 +384,7 @@ def test_compiled_rounds_are_offered_only_where_they_replay_the_protocol():
     from olr_core.users import LogisticClickUser
 
     own = LogisticClickUser(tuple(np.ones(fold.n_features)))               # no kernel of its own
-    declined = [(make_ranker("nsgd"), cascade), (make_ranker("mgd", multileave="probabilistic"), cascade),
+    declined = [(make_ranker("nsgd", scorer="mlp"), cascade), (make_ranker("mgd", scorer="mlp"), cascade),
                 (make_ranker("dbgd", multileave="probabilistic", credit_samples=100), cascade),
                 (make_ranker("dbgd", scorer="mlp"), cascade), (make_ranker("dbgd"), own)]
     for ranker, user in declined:

@@ -24,7 +24,7 @@ import numpy as np
 from ..click_models import compiled_user_arguments
 from ..params import FLAG, Param, at_least, between, choice, positive
 from .base import BaseRanker, Display
-from .dueling_compiled import CompiledDuels, top_rows
+from .dueling_compiled import CompiledDuels, CompiledNullSpace, top_rows
 from .interleaving import (
     _team_draft,
     pm_outcomes,
@@ -132,16 +132,15 @@ class DuelingRanker(BaseRanker):
     def compiled_rounds(self, user, train, cutoff: int):
         """Blocks of rounds in one compiled call (:mod:`.dueling_compiled`), when this ranker is a
         plain DBGD / MGD with a linear scorer, ``user`` a chain or an examination click model, and the
-        comparison team-draft interleaving or probabilistic multileaving of three or more rankers with
-        sampled credit (the authors' code's); otherwise None, and the loop plays the protocol round by
-        round (exact probabilistic credit and two-ranker sampled credit stay there: a matrix product and a
-        multinomial draw the compiled rounds do not replay bit for bit)."""
+        comparison team-draft interleaving, probabilistic multileaving with exact credit, or probabilistic
+        multileaving of three or more rankers with sampled credit (the authors' code's); otherwise None, and
+        the loop plays the protocol round by round (two-ranker sampled credit stays there: a multinomial draw
+        the compiled rounds do not replay)."""
         plain = all(getattr(type(self), hook) is getattr(DuelingRanker, hook)
                     for hook in ("rank", "learn", "propose", "combine", "observe", "projected"))
         compilable_user = compiled_user_arguments(user) is not None
-        sampled_multileave = (self.multileave == "probabilistic" and self.credit_samples > 0
-                              and self.n_candidates >= 2)
-        if plain and self.scorer.linear and compilable_user and (self.multileave == "team_draft" or sampled_multileave):
+        multileave = self.multileave == "probabilistic" and (self.credit_samples == 0 or self.n_candidates >= 2)
+        if plain and self.scorer.linear and compilable_user and (self.multileave == "team_draft" or multileave):
             return CompiledDuels(self, user, train, cutoff)
         return None
 
@@ -249,6 +248,18 @@ class NSGD(DuelingRanker):
             shown = display.ranking
             self.difficult.append((query.features[shown], feedback.clicks[: len(shown)].copy()))
             self._stacked = None
+
+    def compiled_rounds(self, user, train, cutoff: int):
+        """Blocks of rounds in one compiled call (:class:`.dueling_compiled.CompiledNullSpace`) for NSGD itself
+        (no hook overridden) with a linear scorer, ``user`` a chain or an examination click model, and the whole
+        list shown (``cutoff`` at least the ranker's: the difficult queries keep a click per shown document);
+        otherwise None, and the loop plays the protocol round by round."""
+        plain = all(getattr(type(self), hook) is getattr(NSGD, hook)
+                    for hook in ("rank", "learn", "propose", "combine", "observe", "projected", "losing_span",
+                                 "_clicked_dcg", "start"))
+        if plain and self.scorer.linear and compiled_user_arguments(user) is not None and cutoff >= self.cutoff:
+            return CompiledNullSpace(self, user, train, cutoff)
+        return None
 
     def combine(self, directions: np.ndarray, margins: np.ndarray) -> np.ndarray:
         if self.winners == "mean":
