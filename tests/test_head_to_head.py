@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 
 from olr_core.experiments.runner import spec_key
+from olr_core.names import DISPLAY_NAMES
 from olr_core.reproductions import head_to_head as h2h
 from olr_core.reproductions import neural
 
@@ -13,7 +14,7 @@ def test_every_click_learner_runs_once_and_the_neural_chapters_runs_are_shared()
     specs = h2h.grid(["synth-mq"], 2, 50, params)
     assert sorted({s.algorithm for s in specs}) == sorted(h2h.ALGORITHMS)
     assert len(specs) == len(h2h.ALGORITHMS) * 3 * 2
-    assert set(h2h.ALGORITHMS) == set(h2h.FAMILY_OF) and set(h2h.ALGORITHMS) <= set(h2h.DISPLAY_NAMES)
+    assert set(h2h.ALGORITHMS) == set(h2h.FAMILY_OF) and set(h2h.ALGORITHMS) <= set(DISPLAY_NAMES)
     ours = {spec_key(s) for s in specs}
     chapter = neural.experiments.main_grid(["synth-mq"], 2, 50, neural.experiments.tuned_params())
     shared = [s for s in chapter if s.algorithm in h2h.ALGORITHMS]

@@ -43,7 +43,7 @@ def test_rank_spread_and_correlation():
 def test_the_grid_sets_every_learner_against_every_user():
     from olr_core.reproductions import head_to_head as h2h
 
-    specs = rb.grid(["synth-mq"], 1, 50, h2h.settings())
+    specs = h2h.grid(["synth-mq"], 1, 50, h2h.settings(), rb.USERS)
     assert {s.click_model for s in specs} == set(rb.USERS)
     assert {s.algorithm for s in specs} == set(h2h.ALGORITHMS)
     assert len(specs) == len(rb.USERS) * len(h2h.ALGORITHMS)

@@ -29,7 +29,6 @@ FAMILIES = {
 }
 ALGORITHMS = [name for members in FAMILIES.values() for name in members]
 FAMILY_OF = {name: family for family, members in FAMILIES.items() for name in members}
-DISPLAY_NAMES = names.DISPLAY_NAMES      # one name per method, book-wide
 SIGNIFICANCE = 0.05
 
 
@@ -79,7 +78,7 @@ def standings_table(table: pd.DataFrame, digits: int = 3, users=neural.CLICK_MOD
     order = [a for a in ALGORITHMS if a in out.index] + [a for a in out.index if a not in ALGORITHMS]
     users = [u for u in users if u in out.columns.get_level_values("click_model")]
     out = out.reindex(index=order).reindex(columns=users, level="click_model")
-    out.index = [DISPLAY_NAMES.get(a, a) for a in out.index]
+    out.index = [names.display_name(a) for a in out.index]
     return out
 
 

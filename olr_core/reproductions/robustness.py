@@ -14,16 +14,10 @@ import pandas as pd
 
 from ..claims import MIN_PAIRS
 from ..names import display_name
-from . import head_to_head as h2h
 
 PAPERS_USERS = ["perfect", "navigational", "informational"]
 LITERATURE_USERS = ["dbn", "ccm", "pbm", "ubm", "trust_bias", "navigational+noise=0.1"]
 USERS = PAPERS_USERS + LITERATURE_USERS
-
-
-def grid(datasets, seeds: int, rounds: int, params: dict, users=USERS, extra=()):
-    """Every head-to-head learner x data set x user x seed."""
-    return h2h.grid(datasets, seeds, rounds, params, users, extra)
 
 
 def rank_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ... import names
 from ...claims import with_seeds
 from ...data.registry import available
 from ...experiments import expand_grid
@@ -18,7 +17,6 @@ ALGORITHMS = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "eps
               "dbgd", "neural_dbgd"]
 NEURAL = ["olranknet", "ollambdarank", "ollambdarank_gt", "neural_pdgd", "neural_dbgd"]
 CLICK_MODELS = pairrank.CLICK_MODELS
-DISPLAY_NAMES = names.DISPLAY_NAMES      # one name per method, book-wide
 DEFAULTS = {"olranknet": {"alpha": 0.1, "l2": 0.01, "learning_rate": 0.01},
             "ollambdarank": {"alpha": 0.1, "l2": 0.01, "learning_rate": 0.01},
             "ollambdarank_gt": {"learning_rate": 0.01}, "neural_pdgd": {"learning_rate": 0.01},
@@ -80,15 +78,6 @@ def main_grid(datasets, seeds: int, rounds: int, params: dict, click_models=CLIC
     return pairrank.main_grid(datasets, seeds, rounds, params, click_models, algorithms, reference=None)
 
 
-def main_datasets(synthetic, real, fallback: str, data_dir=None) -> list[str]:
-    """The data sets of Figures 4-6: the synthetic ones named plus the real ones found, or
-    ``fallback`` when that leaves none (the quick profile runs MQ2008 when present, else an
-    MQ2008-sized preset, to keep its cost bounded)."""
-    return available(synthetic, real, data_dir, fallback=fallback)
-
-
-def display_name(algorithm: str) -> str:
-    return names.display_name(algorithm)
 
 
 
@@ -151,7 +140,7 @@ def experiments(profile: str, config: str, datasets: list[str], data_dir=None, s
     sizes = with_seeds(PROFILES[profile], seeds)
     main, theory = sizes["main"], sizes["theory"]
     params = tuned_params()
-    chosen = main_datasets(main["datasets"], main["real_datasets"], main["fallback"], data_dir)
+    chosen = available(main["datasets"], main["real_datasets"], data_dir, fallback=main["fallback"])
     return {"main": main_grid(chosen, main["seeds"], main["rounds"], params),
             "theory": theory_grid(theory["seeds"], theory["rounds"], params)}
 
