@@ -123,6 +123,16 @@ def test_comparison_table_tests_x_dsp_against_x_on_five_or_more_pairs():
     assert shown.loc[("perfect", "mgd_dsp"), "mq2008"].endswith(f"(+{100 * np.mean(gains) / 0.6:.2f}%*)")
 
 
+def test_the_paper_layout_prints_our_mean_to_the_decimals_its_sd_supports():
+    row = {"dataset": "mq2008", "click_model": "perfect", "algorithm": "mgd", "mean": 876.2871, "sd": 39.71}
+    noisy = analysis.format_table(pd.DataFrame([row]), 2).iloc[0, 0]
+    assert noisy == "876 (40)"
+    precise = analysis.format_table(pd.DataFrame([{**row, "mean": 0.712345, "sd": 0.00523}]), 2).iloc[0, 0]
+    assert precise == "0.7123 (0.0052)"
+    unknown = analysis.format_table(pd.DataFrame([{**row, "mean": 0.71, "sd": np.nan}]), 2).iloc[0, 0]
+    assert unknown == "0.71 (nan)"
+
+
 def test_the_claims_registry_reads_the_papers_gains_from_the_analysis():
     claim = next(c for c in claims.CLAIMS if c.id == "T2-mgd-dsp")
     paper = analysis.paper_frame("online").query("dataset == 'mq2008'").set_index(["click_model", "algorithm"])
@@ -148,9 +158,13 @@ def _ablation_runs(config_gains: dict, seeds: int = 5) -> pd.DataFrame:
 def test_the_ablation_gains_mark_a_paired_test_only_from_five_pairs():
     gains = analysis.ablation_gains(_ablation_runs({"text": 0.02, "code": 0.0}), "online").set_index("config")
     assert abs(gains.loc["text", "gain_%"] - 2.0) < 1e-9 and gains.loc["text", "pairs"] == 5
-    assert gains.loc["text", "cell"] == "+2.0%*" and gains.loc["code", "cell"] == "+0.0%"
+    # the wobble's standard error is 0.28 % of MGD's mean: two decimals, as its noise supports
+    assert gains.loc["text", "se_%"] == pytest.approx(100 * np.std(0.002 * np.arange(-2, 3), ddof=1) / 5 ** 0.5 / 0.5)
+    assert gains.loc["text", "cell"] == "+2.00%*" and gains.loc["code", "cell"] == "+0.00%"
     four = analysis.ablation_gains(_ablation_runs({"text": 0.02}, seeds=4), "online")
-    assert np.isnan(four.loc[0, "p"]) and four.loc[0, "cell"] == "+2.0%"            # below 5 pairs: no mark
+    assert np.isnan(four.loc[0, "p"]) and four.loc[0, "cell"] == "+2.00%"           # below 5 pairs: no mark
+    one = analysis.ablation_gains(_ablation_runs({"text": 0.02}, seeds=1), "online")
+    assert one.loc[0, "cell"] == "+2.0%"                                              # no spread: one decimal
 
 
 def test_the_ablation_names_the_choices_whose_drop_halves_the_codes_gain():

@@ -83,6 +83,14 @@ def test_the_same_clear_gain_is_decided_only_from_five_pairs(seeds, decided):
     assert table["vs PDGD"].iloc[0].endswith("*") == decided
 
 
+def test_the_table_prints_a_difference_to_the_decimals_its_interval_supports():
+    # a quarter of the interval's width (about one s.e.) to two significant digits sets the decimals
+    assert _versus(0.01234, 0.00234, 0.02234).cell() == "+0.0123*"           # s.e. 0.0050: four decimals
+    assert _versus(0.01234, 0.0121, 0.0126).cell() == "+0.01234*"            # s.e. 0.00012: five
+    assert _versus(0.1, -0.3, 0.5).cell() == "+0.10"                          # s.e. 0.20: two, undecided
+    assert _versus(0.01234, -np.inf, np.inf).cell() == "+0.012"              # no finite interval: three
+
+
 def test_two_runs_of_one_variant_under_the_same_keys_are_refused():
     runs = _runs({("PairRank_C (paper)", "d"): 0.0}, seeds=2)
     with pytest.raises(ValueError, match="share dataset=d"):

@@ -12,6 +12,7 @@ import pandas as pd
 import yaml
 
 from ...claims import paired_test
+from ...tables import noise_decimals
 from .experiments import ALGORITHMS, BASES, gt_variant
 
 
@@ -75,9 +76,13 @@ def with_paper(table: pd.DataFrame, metric: str, comparable: bool = True) -> pd.
 
 
 def format_table(table: pd.DataFrame, digits: int) -> pd.DataFrame:
-    """The paper's layout: 'mean (sd) (+x.xx%)' per algorithm row and data set column."""
+    """The paper's layout: 'mean (sd) (+x.xx%)' per algorithm row and data set column; our mean and s.d. to the
+    decimals the s.d. supports (:func:`olr_core.tables.noise_decimals`; ``digits`` without a spread), the paper's
+    mean to ``digits``."""
     def cell(row):
-        text = f"{row['mean']:.{digits}f} ({row['sd']:.{digits}f})"
+        places = noise_decimals(row["sd"])
+        places = digits if places is None else places
+        text = f"{row['mean']:.{places}f} ({row['sd']:.{places}f})"
         if "improvement_%" in row and np.isfinite(row.get("improvement_%", np.nan)):
             star = "*" if row.get("p_value", 1.0) < 0.05 else ""
             text += f" ({row['improvement_%']:+.2f}%{star})"
@@ -174,7 +179,8 @@ def decorate(name: str, specs, frame: pd.DataFrame, data_dir=None, **_) -> pd.Da
 def ablation_gains(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """One row per configuration, data set and user: the gain of MGD-DSP over MGD in % of MGD's mean ``metric``
     over the runs both have (same fold and seed), the paired t-test's p (NaN below 5 pairs, :func:`paired_test`),
-    the pairs, and the cell's text ('+6.2%*': * where p < 0.05)."""
+    the pairs, the gain's standard error (the paired differences' s.e. in % of MGD's mean) and the cell's text
+    ('+6.2%*': to the decimals that s.e. supports, one without a spread; * where p < 0.05)."""
     rows = []
     for (config, dataset, click), part in runs.groupby(["config", "dataset", "click_model"], sort=False):
         wide = part.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric).dropna()
@@ -182,10 +188,18 @@ def ablation_gains(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
             continue
         rows.append({"config": config, "dataset": dataset, "click_model": click,
                      "gain_%": 100 * (wide["mgd_dsp"].mean() / wide["mgd"].mean() - 1),
-                     "p": paired_test(wide["mgd_dsp"], wide["mgd"]), "pairs": len(wide)})
-    gains = pd.DataFrame(rows, columns=["config", "dataset", "click_model", "gain_%", "p", "pairs"])
+                     "p": paired_test(wide["mgd_dsp"], wide["mgd"]), "pairs": len(wide),
+                     "se_%": _gain_se(wide["mgd_dsp"] - wide["mgd"], wide["mgd"].mean())})
+    gains = pd.DataFrame(rows, columns=["config", "dataset", "click_model", "gain_%", "p", "pairs", "se_%"])
     marks = ["*" if p < 0.05 else "" for p in gains["p"].fillna(1.0)]
-    return gains.assign(cell=[f"{g:+.1f}%{m}" for g, m in zip(gains["gain_%"], marks)])
+    places = [1 if noise_decimals(se) is None else noise_decimals(se) for se in gains["se_%"]]
+    return gains.assign(cell=[f"{g:+.{d}f}%{m}" for g, d, m in zip(gains["gain_%"], places, marks)])
+
+
+def _gain_se(differences: pd.Series, base_mean: float) -> float:
+    """The standard error of the mean paired difference in % of the base's mean (NaN below two pairs)."""
+    n = len(differences)
+    return float(100 * differences.std(ddof=1) / np.sqrt(n) / abs(base_mean)) if n >= 2 and base_mean else np.nan
 
 
 def ablation_effects(gains: pd.DataFrame) -> dict:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...claims import MIN_PAIRS, current_level, mean_interval
 from ...experiments import ResultStore
+from ...tables import noise_decimals
 from ..neural.analysis import misordered_slopes
 
 
@@ -55,6 +56,13 @@ class VersusPDGD:
             return 0
         return 1 if self.low > 0 else -1
 
+    def cell(self) -> str:
+        """The table's text: the difference to the decimals its interval supports (a quarter of the interval's
+        width, about one standard error, :func:`olr_core.tables.noise_decimals`; 3 without a finite interval) and
+        * where the interval decides ('+0.012*')."""
+        places = noise_decimals((self.high - self.low) / 4)
+        return f"{self.diff:+.{3 if places is None else places}f}{'*' if self.sign else ''}"
+
     def text(self) -> str:
         """'+0.012, 95 % interval -0.004 to +0.028, 15 pairs'."""
         return (f"{self.diff:+.3f}, {100 * (1 - current_level()):.3g} % interval {self.low:+.3f} to {self.high:+.3f}, "
@@ -93,7 +101,7 @@ def ablation_versus(runs: pd.DataFrame, variants: dict, metric: str) -> pd.DataF
         if versus is not None:
             rows.append({"variant": variant, "dataset": dataset, "diff": versus.diff, "low": versus.low,
                          "high": versus.high, "pairs": versus.pairs, "sign": versus.sign,
-                         "vs PDGD": f"{versus.diff:+.3f}{'*' if versus.sign else ''}"})
+                         "vs PDGD": versus.cell()})
     return pd.DataFrame(rows, columns=["variant", "dataset", "diff", "low", "high", "pairs", "sign", "vs PDGD"])
 
 
