@@ -42,3 +42,27 @@ def one_line_error(capsys, argv) -> str:
 
 def _truncate(path, size=100):
     path.write_bytes(path.read_bytes()[:size])
+
+
+def assert_compiled_replays_protocol(name, params, fold, user, rounds, seeds, eval_every):
+    """Run ``name`` with ``params`` on ``fold`` against ``user`` once in its compiled rounds and once through the
+    protocol, per seed: the compiled rounds must be offered, and every stored array, the final weights and the
+    learning rate must be equal to the last bit. Returns [(compiled ranker, protocol ranker, compiled trace)]."""
+    from olr_core.loop import run_online
+    from olr_core.rankers import make_ranker
+
+    probe = make_ranker(name, **params)
+    probe.start(fold.train, np.random.default_rng(0))
+    assert probe.compiled_rounds(user, fold.train, 10) is not None
+    out = []
+    for seed in seeds:
+        compiled, protocol = make_ranker(name, **params), make_ranker(name, **params)
+        fast = run_online(compiled, fold, user, rounds, seed=seed, eval_every=eval_every)
+        slow = run_online(protocol, fold, user, rounds, seed=seed, eval_every=eval_every, compiled=False)
+        assert fast.arrays().keys() == slow.arrays().keys()
+        for key, value in fast.arrays().items():
+            assert value.tobytes() == slow.arrays()[key].tobytes(), (seed, key)
+        # the model too: a last-bit slip in theta would not show in the NDCGs for a while
+        assert compiled.theta.tobytes() == protocol.theta.tobytes() and compiled.lr == protocol.lr
+        out.append((compiled, protocol, fast))
+    return out

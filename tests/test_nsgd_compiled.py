@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from olr_core.data import load_fold
-from olr_core.loop import run_online
 from olr_core.rankers import make_ranker
 from olr_core.rankers.dueling_compiled import pairwise_sum
 from olr_core.users import make_user
+
+from .conftest import assert_compiled_replays_protocol
 
 
 @pytest.mark.parametrize("name, params, click_model, stop_rule, dataset", [
@@ -24,18 +25,7 @@ from olr_core.users import make_user
 def test_compiled_nsgd_rounds_replay_the_protocol_bit_for_bit(name, params, click_model, stop_rule, dataset):
     fold = load_fold(dataset)
     user = make_user(click_model, fold.max_grade, stop_rule=stop_rule)
-    probe = make_ranker(name, **params)
-    probe.start(fold.train, np.random.default_rng(0))
-    assert probe.compiled_rounds(user, fold.train, 10) is not None
-    for seed in (0, 5):
-        compiled, protocol = make_ranker(name, **params), make_ranker(name, **params)
-        fast = run_online(compiled, fold, user, 400, seed=seed, eval_every=30)
-        slow = run_online(protocol, fold, user, 400, seed=seed, eval_every=30, compiled=False)
-        assert fast.arrays().keys() == slow.arrays().keys()
-        for key, value in fast.arrays().items():
-            assert value.tobytes() == slow.arrays()[key].tobytes(), (seed, key)
-        # the model and the memories too: a last-bit slip in theta would not show in the NDCGs for a while
-        assert compiled.theta.tobytes() == protocol.theta.tobytes() and compiled.lr == protocol.lr
+    for compiled, protocol, fast in assert_compiled_replays_protocol(name, params, fold, user, 400, (0, 5), 30):
         assert [(m, u.tobytes()) for m, u in compiled.losers] == [(m, u.tobytes()) for m, u in protocol.losers]
         assert len(compiled.difficult) == len(protocol.difficult)
         for (x, c), (y, e) in zip(compiled.difficult, protocol.difficult):

@@ -133,22 +133,12 @@ def test_compiled_exact_credit_replays_the_protocol_bit_for_bit(name, params, cl
     """Probabilistic multileaving with exact credit (``credit_samples=0``) in compiled rounds: every stored array,
     the final weights and the learning rate equal the protocol run's, on two seeds."""
     from olr_core.data import load_fold
-    from olr_core.loop import run_online
-    from olr_core.rankers import make_ranker
     from olr_core.users import make_user
+
+    from .conftest import assert_compiled_replays_protocol
 
     fold = load_fold(dataset)
     user = make_user(click_model, fold.max_grade, stop_rule="every_position")
     params = {"multileave": "probabilistic", **params}
-    probe = make_ranker(name, **params)
-    probe.start(fold.train, np.random.default_rng(0))
-    assert probe.compiled_rounds(user, fold.train, 10) is not None
-    for seed in (0, 7):
-        compiled, protocol = make_ranker(name, **params), make_ranker(name, **params)
-        fast = run_online(compiled, fold, user, 300, seed=seed, eval_every=25)
-        slow = run_online(protocol, fold, user, 300, seed=seed, eval_every=25, compiled=False)
-        assert fast.arrays().keys() == slow.arrays().keys()
-        for key, value in fast.arrays().items():
-            assert value.tobytes() == slow.arrays()[key].tobytes(), (seed, key)
-        assert compiled.theta.tobytes() == protocol.theta.tobytes() and compiled.lr == protocol.lr
+    for _, _, fast in assert_compiled_replays_protocol(name, params, fold, user, 300, (0, 7), 25):
         assert np.nanmean(fast.stats["won"]) > 0.05

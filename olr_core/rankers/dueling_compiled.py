@@ -38,6 +38,17 @@ from .scorers import linear_scores_many, unit_sphere
 
 
 @njit(cache=True)
+def _team_margins(clicked, team, n_rankers):
+    """Team-draft credit: the clicks on each ranker's team minus the current ranker's (index 0); a click on a
+    document no team placed (team -1) counts for none."""
+    credit = np.zeros(n_rankers)
+    for i in range(len(clicked)):
+        if clicked[i] and team[i] >= 0:
+            credit[team[i]] += 1.0
+    return credit - credit[0]
+
+
+@njit(cache=True)
 def top_rows(scores, keys, k):
     """The first ``min(k, n)`` entries of each row's ranking by descending score, ties by ascending key
     (the first columns of ``np.lexsort((keys, -scores))`` for finite scores): the evaluation's insertion
@@ -281,13 +292,9 @@ def play_duels(features, labels, offsets, copies, squares, queries, direction_rn
         won_out[t] = 0.0
         if not clicked.any():
             continue
-        credit = np.zeros(n_rankers)
-        for i in range(len(clicked)):
-            if clicked[i] and team[i] >= 0:
-                credit[team[i]] += 1.0
         won_out[t], lr, rank_out[t], cursor, n_recent = _learn(
-            theta, lr, decay, directions_t, credit - credit[0], X, shown, clicked, last, length, dsp, dsp_k,
-            dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
+            theta, lr, decay, directions_t, _team_margins(clicked, team, n_rankers), X, shown, clicked, last, length,
+            dsp, dsp_k, dsp_oracle, dsp_lambda, dsp_renormalize, recent, cursor, n_recent)
     return lr, cursor, n_recent
 
 
@@ -515,11 +522,7 @@ def play_null_space(features, labels, offsets, means, queries, first, rng, span,
         won_out[t] = 0.0
         if not clicked.any():
             continue
-        margins = np.zeros(n_rankers)
-        for i in range(len(clicked)):
-            if clicked[i] and team[i] >= 0:
-                margins[team[i]] += 1.0
-        margins -= margins[0]
+        margins = _team_margins(clicked, team, n_rankers)
         added = remember_round(margins, directions_t, X, shown, clicked, loser_margin, loser_u, past_X,
                                past_clicks, past_len, past_state)
         chosen = -1
