@@ -94,9 +94,15 @@ def test_a_group_leads_a_cell_only_where_no_outsider_is_tied_with_its_best():
     table = h2h.standings(frame, "score")
     neural_rankers = ["olranknet", "ollambdarank"]
     assert h2h.group_leads(table, neural_rankers).tolist() == [True, False]
-    assert h2h.leader_words(table) == ["d/perfect: olRankNet", "d/navigational: olRankNet, tied with PDGD"]
+    assert h2h.leader_words(table) == ["d/perfect: olRankNet, ahead of every other method",
+                                       "d/navigational: olRankNet, tied with PDGD"]
+    apart_cell, close_cell = h2h.leaders(table)
+    assert (apart_cell.best, apart_cell.tied, apart_cell.tested) == ("olRankNet", (), True)
+    assert close_cell.tied == ("PDGD",) and h2h.tie_words(apart_cell) == ""
+    assert h2h.tie_words(close_cell).startswith(" (tied with PDGD: a paired t-test at 5 %")
     few = h2h.standings(_frame({k: v[:3] for k, v in apart.items()}), "score")      # a clear mean from 3 runs
     assert h2h.group_leads(few, neural_rankers).tolist() == [False]
     assert h2h.leader_words(few) == ["d/perfect: olRankNet (ahead by the mean; too few runs to test)"]
+    assert h2h.tie_words(h2h.leaders(few)[0]) == " (by the mean: too few runs for the paired test)"
     assert h2h.tied_with_lowest(frame, "score") == ["pdgd", "olranknet"]     # PDGD lowest; olRankNet tied with it once
     assert h2h.tied_with_lowest(_frame({k: v[:3] for k, v in apart.items()}), "score") == []

@@ -12,6 +12,8 @@ them with their own baselines.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -96,19 +98,45 @@ def group_leads(table: pd.DataFrame, members) -> pd.Series:
         include_groups=False)
 
 
-def leader_words(table: pd.DataFrame) -> list[str]:
-    """'data set/user: Best' per cell of :func:`standings`, with the methods tied with it ('..., tied with A, B') or
-    '(ahead by the mean; too few runs to test)'."""
+@dataclass(frozen=True)
+class Leader:
+    """One cell of :func:`standings`: its best method by the mean and the methods the paired tests cannot separate
+    from it (display names); ``tested``: every method has ``MIN_PAIRS`` runs there, so the tests ran."""
+    dataset: str
+    user: str
+    best: str
+    tied: tuple
+    tested: bool
+
+
+def leaders(table: pd.DataFrame) -> list[Leader]:
+    """The :class:`Leader` of each (data set, user) cell of :func:`standings`, in the table's order."""
     out = []
     for (dataset, user), cell in table.groupby(["dataset", "click_model"], sort=False):
         cell = cell.sort_values("rank")
-        best = names.display_name(cell.algorithm.iloc[0])
-        tied = [names.display_name(a) for a in cell.algorithm[cell["tied"] & (cell["rank"] > 1)]]
-        if not _tested(cell):
-            out.append(f"{dataset}/{user}: {best} (ahead by the mean; too few runs to test)")
-        else:
-            out.append(f"{dataset}/{user}: {best}" + (f", tied with {', '.join(tied)}" if tied else ""))
+        tied = tuple(names.display_name(a) for a in cell.algorithm[cell["tied"] & (cell["rank"] > 1)])
+        out.append(Leader(dataset, user, names.display_name(cell.algorithm.iloc[0]), tied, _tested(cell)))
     return out
+
+
+def tie_words(leader: Leader) -> str:
+    """What a sentence naming ``leader.best`` adds in parentheses: the methods tied with it, or that the paired test
+    did not run; nothing where the test separates it from every other."""
+    if not leader.tested:
+        return " (by the mean: too few runs for the paired test)"
+    return (f" (tied with {', '.join(leader.tied)}: a paired t-test at 5 % over seeds cannot separate them)"
+            if leader.tied else "")
+
+
+def leader_words(table: pd.DataFrame) -> list[str]:
+    """'data set/user: Best' per cell of :func:`standings`, then ', tied with A, B', ', ahead of every other method'
+    or ' (ahead by the mean; too few runs to test)'."""
+    def tail(leader: Leader) -> str:
+        if not leader.tested:
+            return " (ahead by the mean; too few runs to test)"
+        return f", tied with {', '.join(leader.tied)}" if leader.tied else ", ahead of every other method"
+
+    return [f"{x.dataset}/{x.user}: {x.best}{tail(x)}" for x in leaders(table)]
 
 
 def tied_with_lowest(summary: pd.DataFrame, metric: str) -> list[str]:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..claims import MIN_PAIRS
-from ..names import display_name
+from . import head_to_head as h2h
 
 PAPERS_USERS = ["perfect", "navigational", "informational"]
 LITERATURE_USERS = ["dbn", "ccm", "pbm", "ubm", "trust_bias", "navigational+noise=0.1"]
@@ -60,12 +60,10 @@ def leader_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
     runs in the cell."""
     first = standings[standings.dataset == standings.dataset.iloc[0]]
     rows = {}
-    for user, cell in first.groupby("click_model", sort=False):
-        cell = cell.sort_values("rank")
-        tied = ", ".join(display_name(a) for a in cell.algorithm[cell.tied & (cell["rank"] > 1)])
+    for leader in h2h.leaders(first):
         untested = f"not tested (fewer than {MIN_PAIRS} paired runs)"
-        rows[user] = {BEST: display_name(cell.algorithm.iloc[0]),
-                      TIED: tied or ("none" if cell.runs.min() >= MIN_PAIRS else untested)}
+        rows[leader.user] = {BEST: leader.best,
+                             TIED: ", ".join(leader.tied) or ("none" if leader.tested else untested)}
     table = pd.DataFrame.from_dict(rows, orient="index", columns=[BEST, TIED])
     return table.reindex([u for u in users if u in table.index]).rename_axis(index="user")
 
