@@ -12,10 +12,13 @@ threadpoolctl, and grids use their cores by running several runs at once (``--jo
 from __future__ import annotations
 
 import contextlib
+import sys
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .settings import blas_thread_count
+
+_found: dict = {}
 
 
 def _load_every_blas() -> None:
@@ -24,15 +27,24 @@ def _load_every_blas() -> None:
     import scipy.linalg  # noqa: F401
 
 
+def thread_pools() -> ThreadpoolController:
+    """The process's BLAS/OpenMP pools, found once and again only after a new module was imported (a pool
+    arrives with an extension module). Finding them walks every loaded shared library (~3 ms, with numba's
+    and scipy's thousands of them), which every run paid before its first round."""
+    _load_every_blas()
+    if _found.get("modules") != len(sys.modules):
+        _found["controller"] = ThreadpoolController()
+        _found["modules"] = len(sys.modules)
+    return _found["controller"]
+
+
 @contextlib.contextmanager
 def blas_threads(limit: int | None = None):
     """Within the block, BLAS and OpenMP pools use at most ``limit`` threads (default: the policy's)."""
-    _load_every_blas()
-    with threadpool_limits(limits=limit or blas_thread_count()):
+    with thread_pools().limit(limits=limit or blas_thread_count()):
         yield
 
 
 def limit_process_threads(limit: int | None = None) -> None:
     """Apply the policy to the whole process (grid workers call this once when they start)."""
-    _load_every_blas()
-    threadpool_limits(limits=limit or blas_thread_count())
+    thread_pools().limit(limits=limit or blas_thread_count())

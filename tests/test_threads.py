@@ -68,3 +68,16 @@ def test_a_blas_first_loaded_inside_a_run_is_limited_too():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     counts = json.loads(out)
     assert len(counts) >= 2 and set(counts) == {1}, counts
+
+
+def test_the_pools_are_found_once_and_again_after_a_new_import(monkeypatch):
+    """A run reuses the process's pool listing (walking every loaded library cost each run ~3 ms) unless a
+    module was imported since, which may have brought a new BLAS."""
+    import types
+
+    from olr_core import threads
+
+    first = threads.thread_pools()
+    assert threads.thread_pools() is first
+    monkeypatch.setitem(sys.modules, "olr_test_new_module", types.ModuleType("olr_test_new_module"))
+    assert threads.thread_pools() is not first
