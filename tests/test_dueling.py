@@ -630,6 +630,38 @@ def test_blas_multileave_is_the_feature_order_multileave_on_near_ties_and_copies
     assert 0 < redone < 60                              # both ways were taken
 
 
+def _ranks(scores, noise):
+    """Each document's rank in each row's ranking np.lexsort((noise, -scores))."""
+    order = np.lexsort((noise, -scores), axis=-1)
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(order.shape[1]), axis=-1)
+    return ranks
+
+
+def test_decided_positions_holds_only_where_the_feature_order_ranks_agree():
+    """Where ``decided_positions`` accepts the BLAS scores, every shown document has the rank the feature-order
+    scores give it, under every ranker. Near ties whose order the summation's rounding flips occur here (the
+    test checks that), so a margin too small to cover the rounding fails it."""
+    from olr_core.rankers.dueling_compiled import blas_scores, decided_positions, first_copies
+    from olr_core.rankers.scorers import linear_scores_many
+
+    accepted = flipped = 0
+    for seed in range(60):
+        X, thetas, noise = _near_tie_case(seed, pairs=3 if seed % 3 else 30)
+        copies = first_copies(X)
+        scores, margin = blas_scores(X, thetas, copies, True)
+        blas_ranks, exact_ranks = _ranks(scores, noise), _ranks(linear_scores_many(X, thetas), noise)
+        shown_sets = np.random.default_rng(seed).permuted(np.tile(np.arange(len(X)), (8, 1)), axis=1)[:, :10]
+        for j in range(len(thetas)):
+            for shown in shown_sets:
+                differ = (blas_ranks[j, shown] != exact_ranks[j, shown]).any()
+                flipped += differ
+                if decided_positions(scores[j:j + 1], shown, copies, margin[j:j + 1]):
+                    accepted += 1
+                    assert not differ, (seed, j, shown)
+    assert flipped > 0 and accepted > 0                   # rounding flips occur, and the BLAS scores are used
+
+
 def test_first_copies_point_each_document_to_its_first_identical_one():
     from olr_core.rankers.dueling_compiled import first_copies
 
