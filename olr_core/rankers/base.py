@@ -132,6 +132,13 @@ class BaseRanker:
     def weights(self) -> np.ndarray | None:
         return None
 
+    def evaluation_vector(self) -> np.ndarray | None:
+        """The v with ``score(docs)`` exactly ``docs.features @ v`` (the same GEMV, so the same bits), which lets
+        the loop score several evaluation rounds by one matrix product (:class:`olr_core.loop.BatchedEvaluation`);
+        None (the default) where there is none. Declared only by built-in classes whose ``score`` it was checked
+        against, and only while that ``score`` is not overridden."""
+        return None
+
 
 class LinearRanker(BaseRanker):
     """A linear scorer s(x) = w . x; subclasses learn ``self.w``."""
@@ -145,3 +152,6 @@ class LinearRanker(BaseRanker):
 
     def weights(self) -> np.ndarray | None:
         return self.w
+
+    def evaluation_vector(self) -> np.ndarray | None:
+        return self.w if type(self).score is LinearRanker.score else None
