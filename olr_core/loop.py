@@ -31,7 +31,9 @@ from .threads import blas_threads
 CHUNK_ROUNDS = 65_536
 SCORED_ROWS = 8_192           # rounds scored by one matrix product (a run's records depend on this split)
 EVAL_COLUMNS = 64             # evaluations of a linear model scored by one matrix product (synth-mslr's test split,
-EVAL_SCORES = 1 << 21         # 25,020 x 136: 0.20 ms a column against 2.1 ms a GEMV), at most 16 MB of scores held
+EVAL_SCORES = 1 << 21         # 25,020 x 136: 0.20 ms a column against 2.1 ms a GEMV), at most 16 MB of scores held,
+BATCHED_FROM = 1_000_000      # on a split of this many feature values or more (MQ2008's 2,874 x 46: GEMV 19 us, a
+                              # column 6 us plus 10 us to hold and certify it, and duplicate documents that tie)
 
 
 class NonFiniteModelError(ValueError):
@@ -314,6 +316,7 @@ def evaluation_vector(ranker) -> np.ndarray | None:
 BUILT_IN = "olr_core.rankers."
 UNIT_ROUNDOFF = 2.0 ** -53
 SAFE_REACH = 1e300            # max_i sum_k |x_ik v_k| below this: no score of the product can overflow
+GIVE_UP_AFTER = 8             # evaluations the GEMV recomputed (and more than half of them) before a run stops batching
 
 
 class BatchedEvaluation:
@@ -339,20 +342,23 @@ class BatchedEvaluation:
         self.relative = 4.0 * gamma * (1.0 + 1e-6)      # (1e-6: the rounding of the bound's own arithmetic)
         self.absolute = 4.0 * d * 2.0 ** -1074          # (products that underflow: an absolute error each)
         self.pending: list = []
+        self.given_up, self.tried, self.recomputed = False, 0, 0
 
     @classmethod
     def of(cls, ranker, evaluator: OfflineEvaluator, data: RankingData, rng, offline: list):
         """The batched evaluation of ``ranker`` on ``data``, or None where it does not apply (not a declared
-        linear model, no query with a relevant document, batches of one)."""
+        linear model, a split too small to gain, no query with a relevant document, batches of one)."""
         width = min(EVAL_COLUMNS, EVAL_SCORES // max(data.n_docs, 1))
-        if width < 2 or not evaluator.keep.any() or evaluation_vector(ranker) is None:
+        small = data.features.size < BATCHED_FROM
+        if width < 2 or small or not evaluator.keep.any() or evaluation_vector(ranker) is None:
             return None
         return cls(ranker, evaluator, data, rng, offline, width)
 
     def take(self, e: int, t: int, v: np.ndarray | None) -> bool:
         """Hold a copy of ``v`` for evaluation ``e`` (round ``t``); False if it is to be evaluated now, by the
-        unbatched path: no vector, a non-finite one, or one whose scores might overflow."""
-        if v is None:
+        unbatched path: no vector, a non-finite one, one whose scores might overflow, or a run whose evaluations
+        the GEMV had to recompute for the most part (duplicate documents that tie: the product is lost work)."""
+        if v is None or self.given_up:
             return False
         v = np.array(v, dtype=np.float64)
         reach = self.query_max @ np.abs(v)
@@ -374,6 +380,9 @@ class BatchedEvaluation:
             slack = self.relative * reach + self.absolute
             value = self.evaluator.certified(row, keys, slack)
             self.offline[e] = self._exact(v, keys, t) if value is None else value
+            self.recomputed += value is None
+        self.tried += len(pending)
+        self.given_up = self.recomputed >= GIVE_UP_AFTER and 2 * self.recomputed > self.tried
 
     def _exact(self, v: np.ndarray, keys: np.ndarray, t: int) -> float:
         """The unbatched evaluation: the ranker's GEMV ``X @ v``, ranked with the same keys."""

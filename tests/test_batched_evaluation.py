@@ -52,7 +52,8 @@ def counted(monkeypatch):
 
 
 def both_paths(monkeypatch, name, params, fold, user, rounds, eval_every, columns=loop.EVAL_COLUMNS, **options):
-    """(batched ranker, its trace), (unbatched ranker, its trace) of the same run."""
+    """(batched ranker, its trace), (unbatched ranker, its trace) of the same run (batched on any split size)."""
+    monkeypatch.setattr(loop, "BATCHED_FROM", 0)
     out = []
     for width in (columns, 0):
         monkeypatch.setattr(loop, "EVAL_COLUMNS", width)
@@ -88,6 +89,16 @@ def test_whole_runs_on_mq_sized_data_equal_the_unbatched_path(monkeypatch, reque
     assert_identical(*both_paths(monkeypatch, name, params, fold, user, 300, 7))
 
 
+def test_small_splits_are_not_batched_and_ties_everywhere_stop_the_batching(monkeypatch, counted, mq, real_data_dir):
+    run_online(make_ranker("mgd"), mq, make_user("navigational", mq.max_grade), 100, seed=0, eval_every=5)
+    assert counted == {"certified": 0, "fallback": 0}          # (synth-mq's 3,000 x 46: the GEMV is cheap)
+    mq2008 = load_fold("mq2008", 1, real_data_dir)             # duplicate documents: near every evaluation ties
+    runs = both_paths(monkeypatch, "mgd", {}, mq2008, make_user("navigational", mq2008.max_grade), 1000, 5,
+                      columns=4)
+    assert_identical(*runs)
+    assert loop.GIVE_UP_AFTER <= counted["fallback"] <= 2 * loop.GIVE_UP_AFTER + 4 and counted["certified"] <= 8
+
+
 def test_batches_across_chunks_with_references_and_progress_equal_the_unbatched_path(monkeypatch, counted, mslr):
     fold = mslr
     monkeypatch.setattr(loop, "CHUNK_ROUNDS", 40)
@@ -105,6 +116,7 @@ def test_batches_across_chunks_with_references_and_progress_equal_the_unbatched_
 def test_a_batch_never_spans_more_than_a_chunk(monkeypatch, mq):
     fold = mq
     monkeypatch.setattr(loop, "CHUNK_ROUNDS", 30)
+    monkeypatch.setattr(loop, "BATCHED_FROM", 0)
     sizes = []
     flush = BatchedEvaluation.flush
     monkeypatch.setattr(BatchedEvaluation, "flush", lambda self: (sizes.append(len(self.pending)), flush(self)))
