@@ -194,6 +194,9 @@ def run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: int
     returns for the query's full grades (e.g. the surrogate loss of the played scores, for
     regret measurements); it is the experimenter's instrument, never shown to the ranker.
 
+    The evaluations of a built-in linear ranker on a large split are scored several at a time
+    (:class:`BatchedEvaluation`), with the same NDCGs to the last bit.
+
     Runs under the book's BLAS thread policy (:mod:`olr_core.threads`). A model whose scores
     become non-finite stops the run with a :class:`NonFiniteModelError`.
     """

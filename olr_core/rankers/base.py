@@ -24,6 +24,10 @@ returns its per-round diagnostics, or None when it has no compiled path for this
 It must be the protocol above, round for round and random number for random number:
 the loop uses it when offered and the tests compare the two
 (:mod:`olr_core.rankers.dueling_compiled` is the example).
+
+A built-in linear ranker also declares ``evaluation_vector()``: the v with ``score(docs)`` exactly
+``docs.features @ v``, so that the loop can score several evaluation rounds by one matrix product
+(:class:`olr_core.loop.BatchedEvaluation`); the loop never asks a plug-in for it.
 """
 
 from __future__ import annotations
