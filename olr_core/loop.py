@@ -232,7 +232,7 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
         e = len(eval_rounds)
         eval_rounds.append(t)
         offline.append(float("nan"))                   # (a batched evaluation is filled in when its batch is)
-        if batch is None or not batch.take(e, t, ranker.evaluation_vector()):
+        if batch is None or not batch.take(e, t, evaluation_vector(ranker)):
             if batch is not None:
                 batch.flush()                          # (earlier evaluations first: their keys come first)
             scores = ranker.score(evaluation_data)
@@ -307,6 +307,12 @@ def _non_finite(ranker, t: int) -> NonFiniteModelError:
                                "(nothing was stored)")
 
 
+BUILT_IN = "olr_core.rankers."
+UNIT_ROUNDOFF = 2.0 ** -53
+SAFE_REACH = 1e300            # max_i sum_k |x_ik v_k| below this: no score of the product can overflow
+GIVE_UP_AFTER = 8             # evaluations the GEMV recomputed (and more than half of them) before a run stops batching
+
+
 def evaluation_vector(ranker) -> np.ndarray | None:
     """The v with ``ranker.score(docs)`` exactly ``docs.features @ v``, from a built-in ranker class that declares
     it (``evaluation_vector()``, checked class by class); None for every other ranker, plug-ins above all (the
@@ -314,12 +320,6 @@ def evaluation_vector(ranker) -> np.ndarray | None:
     if getattr(type(ranker), "evaluation_vector", None) is None or not type(ranker).__module__.startswith(BUILT_IN):
         return None
     return ranker.evaluation_vector()
-
-
-BUILT_IN = "olr_core.rankers."
-UNIT_ROUNDOFF = 2.0 ** -53
-SAFE_REACH = 1e300            # max_i sum_k |x_ik v_k| below this: no score of the product can overflow
-GIVE_UP_AFTER = 8             # evaluations the GEMV recomputed (and more than half of them) before a run stops batching
 
 
 class BatchedEvaluation:

@@ -91,7 +91,7 @@ def test_whole_runs_on_mq_sized_data_equal_the_unbatched_path(monkeypatch, reque
 
 def test_small_splits_are_not_batched_and_ties_everywhere_stop_the_batching(monkeypatch, counted, mq, real_data_dir):
     run_online(make_ranker("mgd"), mq, make_user("navigational", mq.max_grade), 100, seed=0, eval_every=5)
-    assert counted == {"certified": 0, "fallback": 0}          # (synth-mq's 3,000 x 46: the GEMV is cheap)
+    assert mq.test.features.size < loop.BATCHED_FROM and counted == {"certified": 0, "fallback": 0}
     mq2008 = load_fold("mq2008", 1, real_data_dir)             # duplicate documents: near every evaluation ties
     runs = both_paths(monkeypatch, "mgd", {}, mq2008, make_user("navigational", mq2008.max_grade), 1000, 5,
                       columns=4)
@@ -103,14 +103,15 @@ def test_batches_across_chunks_with_references_and_progress_equal_the_unbatched_
     fold = mslr
     monkeypatch.setattr(loop, "CHUNK_ROUNDS", 40)
     reference = np.linspace(-1, 1, fold.train.n_features)
-    seen = {0: [], 64: []}
+    seen, progress = {}, {0: [], 64: []}
     for width in (64, 0):
         monkeypatch.setattr(loop, "EVAL_COLUMNS", width)
         seen[width] = run_online(make_ranker("mgd"), fold, make_user("navigational", fold.max_grade), 130, seed=1,
-                                 eval_every=10, reference_weights=reference, progress=seen[width].append)
+                                 eval_every=10, reference_weights=reference, progress=progress[width].append)
     for key, value in seen[64].arrays().items():
         assert value.tobytes() == seen[0].arrays()[key].tobytes(), key
     assert "eval__cosine_to_reference" in seen[64].arrays() and counted["certified"] >= 10
+    assert progress[64] == progress[0] == list(range(10, 131, 10))
 
 
 def test_a_batch_never_spans_more_than_a_chunk(monkeypatch, mq):
