@@ -50,16 +50,42 @@ def segment_top_k(scores, keys, lo, hi, k, buffer):
 
 
 @njit(cache=True)
+def _ndcg_of_top(buffer, m, gains, ideal):
+    """NDCG of the ranked documents buffer[:m]: sum_r gain / log2(r + 2) over the ideal DCG (NaN without one)."""
+    dcg = 0.0
+    for r in range(m):
+        dcg += gains[buffer[r]] / np.log2(r + 2.0)
+    return dcg / ideal if ideal > 0 else np.nan
+
+
+@njit(cache=True)
 def segment_ndcg(scores, keys, gains, offsets, ideal, k, out):
     """NDCG@k of every query (documents offsets[q]..offsets[q+1]) ranked by (score, key)."""
     buffer = np.empty(k, dtype=np.int64)
     for q in range(len(offsets) - 1):
         m = segment_top_k(scores, keys, offsets[q], offsets[q + 1], k, buffer)
-        dcg = 0.0
-        for r in range(m):
-            dcg += gains[buffer[r]] / np.log2(r + 2.0)
-        out[q] = dcg / ideal[q] if ideal[q] > 0 else np.nan
+        out[q] = _ndcg_of_top(buffer, m, gains, ideal[q])
     return out
+
+
+@njit(cache=True)
+def certified_segment_ndcg(scores, keys, gains, offsets, ideal, k, slack, out):
+    """:func:`segment_ndcg` of ``scores``, and whether every query's top k (the set and its order by score,
+    then key) is the same for any scores within ``slack[q] / 2`` of these, document by document: every
+    comparison it rests on (adjacent documents among the best k + 1) differs by more than ``slack[q]``. A
+    query without a relevant document (NaN whatever the order) needs no certificate. Stops at the first
+    uncertain query and returns False (``out`` then incomplete)."""
+    buffer = np.empty(k + 1, dtype=np.int64)
+    for q in range(len(offsets) - 1):
+        if not ideal[q] > 0:
+            out[q] = np.nan
+            continue
+        m = segment_top_k(scores, keys, offsets[q], offsets[q + 1], k + 1, buffer)
+        for r in range(m - 1):
+            if not scores[buffer[r]] - scores[buffer[r + 1]] > slack[q]:     # (rounding is monotone: a
+                return False                                                # computed gap > slack is one)
+        out[q] = _ndcg_of_top(buffer, min(m, k), gains, ideal[q])
+    return True
 
 
 @njit(cache=True)

@@ -79,6 +79,7 @@ class GuardedRanker:
     """A plug-in ranker behind the guard (built by :func:`guard_ranker`, named after the plug-in's class)."""
 
     compiled_rounds = None                      # (the loop plays a plug-in through the checked protocol)
+    evaluation_vector = None                    # (and evaluates it through its checked score, never batched)
 
     def __init__(self, ranker, name: str):
         self._ranker, self._name = ranker, name

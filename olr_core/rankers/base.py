@@ -24,6 +24,10 @@ returns its per-round diagnostics, or None when it has no compiled path for this
 It must be the protocol above, round for round and random number for random number:
 the loop uses it when offered and the tests compare the two
 (:mod:`olr_core.rankers.dueling_compiled` is the example).
+
+A built-in linear ranker also declares ``evaluation_vector()``: the v with ``score(docs)`` exactly
+``docs.features @ v``, so that the loop can score several evaluation rounds by one matrix product
+(:class:`olr_core.loop.BatchedEvaluation`); the loop never asks a plug-in for it.
 """
 
 from __future__ import annotations
@@ -132,6 +136,13 @@ class BaseRanker:
     def weights(self) -> np.ndarray | None:
         return None
 
+    def evaluation_vector(self) -> np.ndarray | None:
+        """The v with ``score(docs)`` exactly ``docs.features @ v`` (the same GEMV, so the same bits), which lets
+        the loop score several evaluation rounds by one matrix product (:class:`olr_core.loop.BatchedEvaluation`);
+        None (the default) where there is none. Declared only by built-in classes whose ``score`` it was checked
+        against, and only while that ``score`` is not overridden."""
+        return None
+
 
 class LinearRanker(BaseRanker):
     """A linear scorer s(x) = w . x; subclasses learn ``self.w``."""
@@ -145,3 +156,6 @@ class LinearRanker(BaseRanker):
 
     def weights(self) -> np.ndarray | None:
         return self.w
+
+    def evaluation_vector(self) -> np.ndarray | None:
+        return self.w if type(self).score is LinearRanker.score else None

@@ -33,7 +33,7 @@ from .interleaving import (
     team_draft_credit,
 )
 from .projection import DocumentSpace, orthonormal_basis
-from .scorers import make_scorer, unit_sphere
+from .scorers import LinearScorer, make_scorer, unit_sphere
 
 MULTILEAVING = ("team_draft", "probabilistic")
 
@@ -128,6 +128,11 @@ class DuelingRanker(BaseRanker):
 
     def weights(self) -> np.ndarray:
         return self.theta
+
+    def evaluation_vector(self) -> np.ndarray | None:
+        """theta, when ``score`` is the linear scorer's ``X @ theta``."""
+        linear = type(self.scorer) is LinearScorer and type(self).score is DuelingRanker.score
+        return self.theta if linear else None
 
     def compiled_rounds(self, user, train, cutoff: int):
         """Blocks of rounds in one compiled call (:mod:`.dueling_compiled`), when this ranker is a

@@ -130,6 +130,9 @@ class _FittedRankNet(BaseRanker):
     def weights(self) -> np.ndarray:
         return self.model.theta
 
+    def evaluation_vector(self) -> np.ndarray | None:
+        return self.model.theta if type(self).score is _FittedRankNet.score else None
+
 
 @njit(cache=True)
 def _order_blocks(certain, order, block_start, keys, conservative):
@@ -404,3 +407,6 @@ class SGDRankNet(BaseRanker):
 
     def weights(self) -> np.ndarray:
         return self.theta
+
+    def evaluation_vector(self) -> np.ndarray | None:
+        return self.theta if type(self).score is SGDRankNet.score else None

@@ -32,7 +32,7 @@ from . import dueling_compiled
 from .base import BaseRanker, Display
 from .clickpairs import pdgd_pairs
 from .dueling_compiled import _show
-from .scorers import make_scorer, scorer_backward
+from .scorers import LinearScorer, make_scorer, scorer_backward
 
 
 def swap_log_ratio(scores_shown_order: np.ndarray, cutoff: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -192,3 +192,7 @@ class PDGD(BaseRanker):
 
     def weights(self) -> np.ndarray:
         return self.theta
+
+    def evaluation_vector(self) -> np.ndarray | None:
+        """theta, when ``score`` is the linear scorer's ``X @ theta``."""
+        return self.theta if type(self.scorer) is LinearScorer and type(self).score is PDGD.score else None
