@@ -27,6 +27,7 @@ import numpy as np
 
 from .data.library import LibraryStream
 from .loop import random_streams
+from .rankers.library import SortedOnRead
 from .threads import blas_threads
 from .users import Choice
 
@@ -112,17 +113,27 @@ def _run_library(ranker, stream, rounds, seed, progress) -> LibraryTrace:
         chosen = _adversary_choice(ranker, query) if stream.adversarial else int(stream.chosen[t])
         choices[t] = chosen
         display = ranker.rank(query)
-        position = int(np.flatnonzero(display.ranking == chosen)[0])
+        position = shown_at(display, chosen)
         chosen_rank[t] = position + 1
         log_first = display.info.get("log_first") if isinstance(display.info, dict) else None
         kl[t] = -log_first[chosen] if log_first is not None else (0.0 if position == 0 else np.inf)
         info = ranker.learn(query, display, Choice(chosen, position))
         for key, value in (info or {}).items():
-            stats.setdefault(key, np.full(T, np.nan))[t] = value
+            if key not in stats:
+                stats[key] = np.full(T, np.nan)
+            stats[key][t] = value
         if progress is not None and (t + 1) % 1000 == 0:
             progress(t + 1)
     return LibraryTrace(chosen_rank, kl, stream.n_candidates[:T].copy(), choices, stats, eval_stats={},
                         seconds=time.perf_counter() - started)
+
+
+def shown_at(display, item: int) -> int:
+    """Where ``display`` shows ``item`` (0 = first): counted without sorting by a display sorted only when read
+    (:class:`olr_core.rankers.library.SortedOnRead`), else looked up in its ranking."""
+    if isinstance(display, SortedOnRead):
+        return display.position(item)
+    return int(np.flatnonzero(display.ranking == item)[0])
 
 
 def _adversary_choice(ranker, query) -> int:
