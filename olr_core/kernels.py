@@ -123,3 +123,13 @@ def normalise_and_change(new, norm, old):
         elif d > change:
             change = d
     return np.nan if undefined else change
+
+
+@njit(cache=True)
+def scaled_add(v, items, delta, scale, old, new):
+    """old = v[items]; new = old + delta / scale; v[items] = new (``items`` distinct), element by element with
+    numpy's operations in numpy's order (so the same bits), in one pass over the items."""
+    for k in range(len(items)):
+        old[k] = v[items[k]]
+        new[k] = old[k] + delta[k] / scale
+        v[items[k]] = new[k]

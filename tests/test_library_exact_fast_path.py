@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from olr_core.data import load_library
-from olr_core.kernels import gathered_bincount, lexsort_position, normalise_and_change
+from olr_core.kernels import gathered_bincount, lexsort_position, normalise_and_change, scaled_add
 from olr_core.library_loop import run_library, shown_at
 from olr_core.metrics import ONE_SORT_FROM, rank_by_scores
 from olr_core.rankers import LIBRARY_ALGORITHMS, make_ranker
@@ -81,7 +81,7 @@ def test_the_loop_looks_up_a_plain_display_and_counts_a_lazy_one():
     assert [shown_at(lazy, i) for i in range(3)] == [2, 0, 1] and lazy._ranking is None
 
 
-# -- HITS and PageRank: the numpy code they replace, kept here as the reference ---------------------------
+# -- ScaledVector.add, HITS and PageRank: the numpy code they replace, kept here as the reference -----------
 
 def reference_hits_authority(citing, cited, n, start=None, tolerance=1e-8, max_iterations=100, size=None):
     a = np.ones(n) if start is None or not np.any(start) else np.where(start > 0, start, 1e-3)
@@ -116,6 +116,13 @@ def reference_pagerank(citing, cited, n, damping=0.85, start=None, tolerance=1e-
     return np.pad(p, (0, (size or n) - n))
 
 
+def reference_add(self, items, delta):
+    old = self.v[items]
+    new = old + delta / self.scale
+    self.v[items] = new
+    self.sq += float(new @ new - old @ old)
+
+
 def random_graph(rng, n, edges):
     citing = np.sort(rng.integers(0, n, edges))
     return citing, rng.integers(0, n, edges)
@@ -137,6 +144,23 @@ def test_compiled_sums_are_numpys_to_the_last_bit():
         change = normalise_and_change(new, norm, old)
         assert new.tobytes() == expected.tobytes()
         assert np.array_equal(change, np.abs(expected - old).max(), equal_nan=True)
+
+
+def test_a_scaled_vector_step_is_numpys_to_the_last_bit():
+    """ScaledVector.add's compiled element steps: old = v[items], new = old + delta / scale, v[items] = new."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        size = int(rng.integers(1, 50))
+        v = rng.standard_normal(size) * 10.0 ** rng.integers(-5, 5, size)
+        items = rng.permutation(size)[: int(rng.integers(0, size + 1))]
+        delta, scale = rng.standard_normal(len(items)), float(rng.choice([1.0, 0.37, 3e-7]))
+        old, new, expected_v = np.empty(len(items)), np.empty(len(items)), v.copy()
+        expected_old = expected_v[items]
+        expected_new = expected_old + delta / scale
+        expected_v[items] = expected_new
+        scaled_add(v, items, delta, scale, old, new)
+        assert (v.tobytes(), old.tobytes(), new.tobytes()) == \
+            (expected_v.tobytes(), expected_old.tobytes(), expected_new.tobytes())
 
 
 def test_hits_and_pagerank_are_their_numpy_reference_to_the_last_bit():
@@ -168,10 +192,12 @@ def final_state(ranker) -> dict:
 
 
 def reference_run(name, stream, rounds, seed, monkeypatch):
-    """The run as it was played before the fast path: a full sort every round, HITS and PageRank by bincount."""
+    """The run as it was played before the fast path: a full sort every round, theta's steps, HITS and PageRank
+    in numpy."""
     ranker = make_ranker(name)
     ranker.sort_every_round = True
     with monkeypatch.context() as patched:
+        patched.setattr(library_rankers.ScaledVector, "add", reference_add)
         patched.setattr(library_rankers, "hits_authority", reference_hits_authority)
         patched.setattr(library_rankers, "pagerank", reference_pagerank)
         return ranker, run_library(ranker, stream, rounds, seed)

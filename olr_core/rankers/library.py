@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from ..kernels import gathered_bincount, lexsort_position, normalise_and_change
+from ..kernels import gathered_bincount, lexsort_position, normalise_and_change, scaled_add
 from ..metrics import rank_by_scores
 from ..params import FLAG, at_least, between, choice, positive
 from .base import BaseRanker, Display
@@ -75,9 +75,8 @@ class ScaledVector:
 
     def add(self, items: np.ndarray, delta: np.ndarray) -> None:
         """theta[items] += delta (items distinct)."""
-        old = self.v[items]
-        new = old + delta / self.scale
-        self.v[items] = new
+        old, new = np.empty(len(items)), np.empty(len(items))
+        scaled_add(self.v, items, np.asarray(delta, dtype=float), self.scale, old, new)
         self.sq += float(new @ new - old @ old)
 
     def norm(self) -> float:
