@@ -36,8 +36,8 @@ from .base import BaseRanker, Display
 
 
 class SortedOnRead(Display):
-    """A display ranked by ``np.lexsort(keys)`` (the last key primary, full ties by index), sorted only when
-    ``ranking`` is read; ``position`` counts the candidates that sort before one instead of sorting."""
+    """A display ranked by ``np.lexsort(keys)`` (one or two keys, the last primary; full ties by index), sorted
+    only when ``ranking`` is read; ``position`` counts the candidates that sort before one instead of sorting."""
 
     def __init__(self, keys: tuple, info=None):
         self.keys = keys
@@ -58,7 +58,8 @@ class SortedOnRead(Display):
         if self._ranking is not None:
             return int(np.flatnonzero(self._ranking == item)[0])
         primary = self.keys[-1]
-        return int(lexsort_position(primary, self.keys[0] if len(self.keys) > 1 else primary, item))
+        secondary = self.keys[0] if len(self.keys) > 1 else primary      # (one key: its ties by index)
+        return int(lexsort_position(primary, secondary, item))
 
 
 class ScaledVector:
