@@ -1,7 +1,9 @@
-"""Compiled (numba) inner loops for the hot paths: offline evaluation and list operations.
+"""Compiled (numba) inner loops for the hot paths: offline evaluation, list operations and the growing-library
+rankers' rounds.
 
-Each kernel has a plain numpy counterpart elsewhere in the package that the tests
-compare it with; the kernels exist only because per-round work must cost microseconds.
+Each kernel has a plain numpy counterpart (elsewhere in the package, or the numpy code it replaced, kept in
+its tests) that the tests compare it with; the kernels exist only because per-round work must cost
+microseconds.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ adversarial stream the item the ranker scores lowest before it ranks: Remark 3.1
 paper), ``ranker.learn`` updates. Rankers follow the protocol of
 :mod:`olr_core.rankers.base` with ``feedback_kind = "choice"`` (or ``"any"``); the
 feedback is a :class:`olr_core.users.Choice` with the chosen item's index among the
-candidates and its position in the shown list.
+candidates and its position in the shown list (counted without a sort when the display is
+sorted only on read, :class:`olr_core.rankers.library.SortedOnRead`: the same position).
 
 Recorded per step: the rank of the chosen item (1 = first) and the K-L cost
 -log P(the chosen item is ranked first) under the policy that produced the ranking. A random
