@@ -246,3 +246,17 @@ def test_the_reference_path_really_sorts_and_the_fast_path_does_not():
         ranker.start(stream, np.random.default_rng(0))
     query = stream.query(50)
     assert isinstance(fast.rank(query), SortedOnRead) and not isinstance(slow.rank(query), SortedOnRead)
+
+
+def test_the_kernels_a_run_calls_are_loaded_before_its_clock_starts():
+    """load_kernels dispatches each kernel with the argument types a run passes it, so a run adds no
+    specialisation (the first compiled call of a process, numba's load, is outside the run's seconds)."""
+    from olr_core import kernels
+    from olr_core.rankers.library import load_kernels
+
+    load_kernels()
+    used = (kernels.lexsort_position, kernels.scaled_add, kernels.gathered_bincount, kernels.normalise_and_change)
+    before = [list(kernel.signatures) for kernel in used]
+    for name in LIBRARY_ALGORITHMS:
+        run_library(make_ranker(name), load_library("synth-library"), 300, seed=0)
+    assert [list(kernel.signatures) for kernel in used] == before

@@ -350,6 +350,17 @@ class PageRank(_GraphRanker):
                         len(previous))
 
 
+def load_kernels() -> None:
+    """Dispatch this module's compiled kernels once on throwaway arrays: the first compiled call of a process
+    loads numba's machine code (a fixed cost of the process, not of a run; cf.
+    :meth:`olr_core.loop.OfflineEvaluator.load_kernel`)."""
+    values, index = np.zeros(2), np.zeros(2, dtype=np.int64)
+    lexsort_position(values, values, 0)
+    scaled_add(np.zeros(2), np.arange(2), values, 1.0, np.empty(2), np.empty(2))
+    gathered_bincount(index, index, values, np.empty(2))
+    normalise_and_change(np.ones(2), 1.0, values)
+
+
 def hits_authority(citing, cited, n, start=None, tolerance=1e-8, max_iterations=100, size=None) -> np.ndarray:
     """Authority scores of the n nodes (a = A^T A a, normalised), padded with zeros to ``size``."""
     citing, cited = _citations_among(citing, cited, n)
