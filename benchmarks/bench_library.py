@@ -7,12 +7,24 @@
    microseconds per query and per candidate in successive windows of the stream. A cost per
    candidate that stays flat while the library grows a hundredfold shows that an update touches
    only the candidates' parameters (the projection is O(1)).
+3. ``library_runs`` (its own suite): every kind of growing-library run the quick book computes (the KLRank
+   pages' algorithm, stream and length), this tree against ``OLR_BASELINE_DIR`` (a checkout of the commit to
+   compare with), each run in a fresh process (after a warm-up run that loads the numba cache) timed by its
+   CPU seconds with one BLAS thread, the two trees interleaved three times and the medians kept. Every run's
+   arrays are hashed: ``identical`` says whether the trees' runs agree to the last bit. The estimated saving
+   of each page is its number of runs of each kind times that kind's saving per run (a run the table page
+   stored is not run again by the regret page). Without a baseline only this tree is timed.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import statistics
+import subprocess
+import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +73,7 @@ class _Timed:
 
 def cost_versus_library_size(windows: int = 8) -> list[dict]:
     stream = load_library("synth-library-fast")
+    run_library(make_ranker("klrank_gper"), stream, 300, seed=1)       # warm-up: compiled kernels loaded
     timed = _Timed(make_ranker("klrank_gper"))
     run_library(timed, stream, seed=0)
     times = np.array(timed.times)
@@ -78,5 +91,96 @@ def run() -> dict:
     return {"whole_stream": whole_stream(), "gper_cost_by_library_size": cost_versus_library_size()}
 
 
+# -- 3. the quick book's library runs, this tree against a baseline ----------------------------------------------
+
+REPEATS = 3
+
+RUN = """
+import hashlib, json, sys, time
+from olr_core.data import load_library
+from olr_core.library_loop import run_library
+from olr_core.rankers import make_ranker
+algorithm, dataset, rounds, root = json.loads(sys.argv[1])
+stream = load_library(dataset, root)
+run_library(make_ranker(algorithm), stream, 300, seed=1)
+started = time.process_time()
+trace = run_library(make_ranker(algorithm), stream, rounds, seed=0)
+seconds = time.process_time() - started
+digest = hashlib.sha256()
+for key, value in sorted(trace.arrays().items()):
+    digest.update(key.encode()); digest.update(value.tobytes())
+print(json.dumps({"seconds": seconds, "digest": digest.hexdigest()}))
+"""
+
+
+def quick_book_runs(root: str | None) -> dict[str, Counter]:
+    """The (algorithm, stream, rounds) of every run each KLRank page computes at the quick profile, counted (the
+    regret page's adversarial and growth runs as notebooks/klrank_regret.ipynb lists them; those the table page
+    already stored are not counted again)."""
+    from olr_core.data import available
+    from olr_core.reproductions.klrank.experiments import PROFILES, regret_specs, table2_grid
+
+    table, regret = PROFILES["quick"]["table2"], PROFILES["quick"]["regret"]
+    kind = lambda spec: (spec.algorithm, spec.dataset, int(spec.rounds))          # noqa: E731
+    pages = {"klrank_table2": Counter(kind(s) for s in table2_grid(available(["synth-library"], ["cora"], root),
+                                                                    table["seeds"], table["rounds"], root))}
+    three = ("klrank_gper", "klrank_greedy", "random")
+    regret_runs = [kind(s) for s in regret_specs(regret["seeds"], regret["rounds"])]
+    regret_runs += [(a, "synth-library-adversarial", regret["adversarial_rounds"]) for a in three] * regret["seeds"]
+    growth = ("synth-library-slow", "synth-library", "synth-library-fast")
+    regret_runs += [(a, name, regret["growth_rounds"]) for name in growth for a in three] * regret["seeds"]
+    pages["klrank_regret"] = Counter(k for k in regret_runs if k not in pages["klrank_table2"])
+    return pages
+
+
+def _time_run(tree: str, kind: tuple, root: str | None) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree, "OPENBLAS_NUM_THREADS": "1", "OLR_BLAS_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([*kind, root])], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _compare_run(kind: tuple, root: str | None, trees: dict) -> dict:
+    runs: dict = {name: [] for name in trees}
+    for _ in range(REPEATS):                                                       # interleaved
+        for name, tree in trees.items():
+            runs[name].append(_time_run(tree, kind, root))
+    row = {f"{name}_cpu_seconds": round(statistics.median(t["seconds"] for t in timings), 3)
+           for name, timings in runs.items()}
+    if "before" in trees:
+        row["speedup"] = round(row["before_cpu_seconds"] / row["after_cpu_seconds"], 2)
+        row["identical"] = len({t["digest"] for timings in runs.values() for t in timings}) == 1
+    return row
+
+
+def library_runs() -> dict:
+    """CPU seconds per run of each library run kind of the quick book, before and after, and per page."""
+    baseline = os.environ.get("OLR_BASELINE_DIR")
+    root = data_dir()
+    trees = {"after": str(Path(__file__).resolve().parents[1]), **({"before": baseline} if baseline else {})}
+    pages = quick_book_runs(root)
+    kinds = sorted({k for counts in pages.values() for k in counts}, key=lambda k: (k[1], k[0], k[2]))
+    rows = {f"{a} {d} {n}": _compare_run((a, d, n), root, trees) for a, d, n in kinds}
+    results: dict = {"timing": f"CPU seconds of one run (seed 0, after a warm-up run) in a fresh process, one BLAS "
+                               f"thread, median of {REPEATS} interleaved", "baseline": baseline or "none",
+                     "runs": rows}
+    for page, counts in pages.items():
+        results[page] = _page_cost(counts, rows, trees)
+    results["total"] = {key: round(sum(results[page][key] for page in pages), 1) for key in results[next(iter(pages))]}
+    if baseline:
+        results["identical"] = all(row["identical"] for row in rows.values())
+    return results
+
+
+def _page_cost(counts: Counter, rows: dict, trees: dict) -> dict:
+    """A page's runs and their CPU seconds in each tree (runs of a kind times its median), and the saving."""
+    cost = {name: sum(n * rows[f"{a} {d} {r}"][f"{name}_cpu_seconds"] for (a, d, r), n in counts.items())
+            for name in trees}
+    out = {"runs": sum(counts.values()), **{f"{name}_cpu_seconds": round(v, 1) for name, v in cost.items()}}
+    if "before" in trees:
+        out["estimated_saving_cpu_seconds"] = round(cost["before"] - cost["after"], 1)
+    return out
+
+
 if __name__ == "__main__":
-    print(json.dumps(run(), indent=2))
+    print(json.dumps(library_runs() if sys.argv[1:] == ["library_runs"] else run(), indent=2))

@@ -1,7 +1,9 @@
-"""Compiled (numba) inner loops for the hot paths: offline evaluation and list operations.
+"""Compiled (numba) inner loops for the hot paths: offline evaluation, list operations and the growing-library
+rankers' rounds.
 
-Each kernel has a plain numpy counterpart elsewhere in the package that the tests
-compare it with; the kernels exist only because per-round work must cost microseconds.
+Each kernel has a plain numpy counterpart (elsewhere in the package, or the numpy code it replaced, kept in
+its tests) that the tests compare it with; the kernels exist only because per-round work must cost
+microseconds.
 """
 
 from __future__ import annotations
@@ -104,3 +106,58 @@ def lower_bound_above_half(prob, gram, width):
                 sq = 0.0
             out[i, j] = prob[i, j] - width * np.sqrt(sq) > 0.5
     return out
+
+
+@njit(cache=True)
+def _sorts_before(a, b):
+    """a comes before b in numpy's sort order for floats (NaN last, NaNs equal)."""
+    return a < b or (b != b and a == a)
+
+
+@njit(cache=True)
+def lexsort_position(primary, secondary, item):
+    """The position of ``item`` in ``np.lexsort((secondary, primary))`` without sorting: the number of entries
+    that sort before it (a smaller primary key; an equal one and a smaller secondary key; both equal and a
+    smaller index, lexsort being stable), by numpy's own comparison of floats."""
+    p, s = primary[item], secondary[item]
+    count = 0
+    for i in range(len(primary)):
+        if _sorts_before(primary[i], p):
+            count += 1
+        elif not _sorts_before(p, primary[i]):
+            if _sorts_before(secondary[i], s) or (i < item and not _sorts_before(s, secondary[i])):
+                count += 1
+    return count
+
+
+@njit(cache=True)
+def gathered_bincount(to, fro, values, out):
+    """out = np.bincount(to, values[fro], len(out)) (entries of ``to`` below len(out)), summed entry by entry in
+    bincount's order (so the same bits), without the gathered temporary."""
+    out[:] = 0.0
+    for e in range(len(to)):
+        out[to[e]] += values[fro[e]]
+
+
+@njit(cache=True)
+def normalise_and_change(new, norm, old):
+    """new /= norm in place; returns np.abs(new - old).max() (NaN if any difference is NaN, as numpy's max)."""
+    change, undefined = -np.inf, False
+    for i in range(len(new)):
+        new[i] /= norm
+        d = abs(new[i] - old[i])
+        if d != d:
+            undefined = True
+        elif d > change:
+            change = d
+    return np.nan if undefined else change
+
+
+@njit(cache=True)
+def scaled_add(v, items, delta, scale, old, new):
+    """old = v[items]; new = old + delta / scale; v[items] = new (``items`` distinct), element by element with
+    numpy's operations in numpy's order (so the same bits), in one pass over the items."""
+    for k in range(len(items)):
+        old[k] = v[items[k]]
+        new[k] = old[k] + delta[k] / scale
+        v[items[k]] = new[k]

@@ -7,7 +7,8 @@ adversarial stream the item the ranker scores lowest before it ranks: Remark 3.1
 paper), ``ranker.learn`` updates. Rankers follow the protocol of
 :mod:`olr_core.rankers.base` with ``feedback_kind = "choice"`` (or ``"any"``); the
 feedback is a :class:`olr_core.users.Choice` with the chosen item's index among the
-candidates and its position in the shown list.
+candidates and its position in the shown list (counted without a sort when the display is
+sorted only on read, :class:`olr_core.rankers.library.SortedOnRead`: the same position).
 
 Recorded per step: the rank of the chosen item (1 = first) and the K-L cost
 -log P(the chosen item is ranked first) under the policy that produced the ranking. A random
@@ -27,6 +28,7 @@ import numpy as np
 
 from .data.library import LibraryStream
 from .loop import random_streams
+from .rankers.library import SortedOnRead, load_kernels
 from .threads import blas_threads
 from .users import Choice
 
@@ -98,6 +100,7 @@ def _run_library(ranker, stream, rounds, seed, progress) -> LibraryTrace:
     _check(ranker, stream, rounds)
     T = stream.n_queries if rounds is None else min(int(rounds), stream.n_queries)
     streams = random_streams(seed)
+    load_kernels()                                   # before the clock: a run's seconds are the same in any process
     started = time.perf_counter()
     ranker.start(stream, streams["ranker"])
     chosen_rank = np.zeros(T, dtype=np.int64)
@@ -112,17 +115,27 @@ def _run_library(ranker, stream, rounds, seed, progress) -> LibraryTrace:
         chosen = _adversary_choice(ranker, query) if stream.adversarial else int(stream.chosen[t])
         choices[t] = chosen
         display = ranker.rank(query)
-        position = int(np.flatnonzero(display.ranking == chosen)[0])
+        position = shown_at(display, chosen)
         chosen_rank[t] = position + 1
         log_first = display.info.get("log_first") if isinstance(display.info, dict) else None
         kl[t] = -log_first[chosen] if log_first is not None else (0.0 if position == 0 else np.inf)
         info = ranker.learn(query, display, Choice(chosen, position))
         for key, value in (info or {}).items():
-            stats.setdefault(key, np.full(T, np.nan))[t] = value
+            if key not in stats:
+                stats[key] = np.full(T, np.nan)
+            stats[key][t] = value
         if progress is not None and (t + 1) % 1000 == 0:
             progress(t + 1)
     return LibraryTrace(chosen_rank, kl, stream.n_candidates[:T].copy(), choices, stats, eval_stats={},
                         seconds=time.perf_counter() - started)
+
+
+def shown_at(display, item: int) -> int:
+    """Where ``display`` shows ``item`` (0 = first): counted without sorting by a display sorted only when read
+    (:class:`olr_core.rankers.library.SortedOnRead`), else looked up in its ranking."""
+    if isinstance(display, SortedOnRead):
+        return display.position(item)
+    return int(np.flatnonzero(display.ranking == item)[0])
 
 
 def _adversary_choice(ranker, query) -> int:

@@ -15,7 +15,11 @@ Phi_t(q, I_i) = e_i, whose dimension grows with the library) and learns from
 
 Updates touch only the candidates' parameters: theta is stored as ``scale * v`` with its
 squared norm tracked, so the projection onto the ball costs O(1), and a step O(|I_t|),
-whatever the size of the library.
+whatever the size of the library. No ranker here reads its own ranking when it learns, so a
+round's display is a :class:`SortedOnRead`: its sort keys, drawn exactly as the full sort draws
+them, sorted only if something reads the ranking; the loop asks for the chosen item's position,
+which is counted in O(|I_t|) (``sort_every_round = True`` sorts every round: the reference path
+the tests compare with, bit for bit).
 """
 
 from __future__ import annotations
@@ -25,9 +29,37 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from ..kernels import gathered_bincount, lexsort_position, normalise_and_change, scaled_add
 from ..metrics import rank_by_scores
 from ..params import FLAG, at_least, between, choice, positive
 from .base import BaseRanker, Display
+
+
+class SortedOnRead(Display):
+    """A display ranked by ``np.lexsort(keys)`` (one or two keys, the last primary; full ties by index), sorted
+    only when ``ranking`` is read; ``position`` counts the candidates that sort before one instead of sorting."""
+
+    def __init__(self, keys: tuple, info=None):
+        self.keys = keys
+        super().__init__(None, info)
+
+    @property
+    def ranking(self) -> np.ndarray:
+        if self._ranking is None:
+            self._ranking = np.lexsort(self.keys)
+        return self._ranking
+
+    @ranking.setter
+    def ranking(self, value) -> None:
+        self._ranking = value
+
+    def position(self, item: int) -> int:
+        """Where the ranking shows ``item`` (0 = first), in O(n)."""
+        if self._ranking is not None:
+            return int(np.flatnonzero(self._ranking == item)[0])
+        primary = self.keys[-1]
+        secondary = self.keys[0] if len(self.keys) > 1 else primary      # (one key: its ties by index)
+        return int(lexsort_position(primary, secondary, item))
 
 
 class ScaledVector:
@@ -44,9 +76,8 @@ class ScaledVector:
 
     def add(self, items: np.ndarray, delta: np.ndarray) -> None:
         """theta[items] += delta (items distinct)."""
-        old = self.v[items]
-        new = old + delta / self.scale
-        self.v[items] = new
+        old, new = np.empty(len(items)), np.empty(len(items))
+        scaled_add(self.v, items, np.asarray(delta, dtype=float), self.scale, old, new)
         self.sq += float(new @ new - old @ old)
 
     def norm(self) -> float:
@@ -123,13 +154,25 @@ def pairwise_loss_and_gradient(theta: np.ndarray, chosen: int) -> tuple[float, n
 def plackett_luce_ranking(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A ranking drawn from the Plackett-Luce model with weights exp(theta): sort theta + Gumbel noise
     (the first item is i with probability softmax(theta)_i, the rest recursively; no overflow)."""
-    return np.argsort(-(theta - np.log(-np.log(rng.random(len(theta))))), kind="stable")
+    return np.argsort(plackett_luce_keys(theta, rng), kind="stable")
+
+
+def plackett_luce_keys(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The sort keys of :func:`plackett_luce_ranking`: -(theta + Gumbel noise), ascending."""
+    return -(theta - np.log(-np.log(rng.random(len(theta)))))
+
+
+def tie_broken_display(scores: np.ndarray, rng: np.random.Generator, info=None) -> SortedOnRead:
+    """The display of :func:`olr_core.metrics.rank_by_scores` (scores descending, ties by uniform noise drawn
+    from ``rng`` the same way), sorted only when read."""
+    return SortedOnRead((rng.random(scores.shape), -scores), info)
 
 
 class _PerItemRanker(BaseRanker):
     """One parameter per item of the library; ranks the candidates by it unless told otherwise."""
 
     feedback_kind = "choice"
+    sort_every_round = False        # True: the reference path (a full sort each round, as before SortedOnRead)
 
     def start(self, stream, rng) -> None:
         self.rng = rng
@@ -138,6 +181,15 @@ class _PerItemRanker(BaseRanker):
 
     def score(self, query) -> np.ndarray:
         return self.theta.get(query.candidates)
+
+    def rank(self, query) -> Display:
+        return self.ranked(self.score(query))
+
+    def ranked(self, scores, info=None) -> Display:
+        """The candidates by ``scores``, ties at random (:func:`olr_core.metrics.rank_by_scores`)."""
+        if self.sort_every_round:
+            return Display(rank_by_scores(scores, self.rng), info)
+        return tie_broken_display(scores, self.rng, info)
 
 
 class KLRank(_PerItemRanker):
@@ -156,8 +208,11 @@ class KLRank(_PerItemRanker):
     def rank(self, query) -> Display:
         theta = self.theta.get(query.candidates)
         if self.policy == "greedy":
-            return Display(rank_by_scores(theta, self.rng), {"theta": theta})
-        return Display(plackett_luce_ranking(theta, self.rng), {"theta": theta, "log_first": log_softmax(theta)})
+            return self.ranked(theta, {"theta": theta})
+        info = {"theta": theta, "log_first": log_softmax(theta)}
+        if self.sort_every_round:
+            return Display(plackett_luce_ranking(theta, self.rng), info)
+        return SortedOnRead((plackett_luce_keys(theta, self.rng),), info)
 
     def loss_and_gradient(self, info, chosen):
         return kl_cost_and_gradient(info["theta"], chosen, info.get("log_first"))
@@ -259,7 +314,7 @@ class _GraphRanker(_PerItemRanker):
 
     def start(self, stream, rng) -> None:
         super().start(stream, rng)
-        self.citing, self.cited = stream.citations[:, 0], stream.citations[:, 1]
+        self.citing, self.cited = (np.ascontiguousarray(stream.citations[:, k], dtype=np.int64) for k in (0, 1))
         self.scores = np.zeros(stream.n_items)
         self.refreshed_at = -self.refresh_every
 
@@ -295,34 +350,56 @@ class PageRank(_GraphRanker):
                         len(previous))
 
 
+def load_kernels() -> None:
+    """Dispatch this module's compiled kernels once on throwaway arrays: the first compiled call of a process
+    loads numba's machine code (a fixed cost of the process, not of a run; cf.
+    :meth:`olr_core.loop.OfflineEvaluator.load_kernel`)."""
+    values, index = np.zeros(2), np.zeros(2, dtype=np.int64)
+    lexsort_position(values, values, 0)
+    scaled_add(np.zeros(2), np.arange(2), values, 1.0, np.empty(2), np.empty(2))
+    gathered_bincount(index, index, values, np.empty(2))
+    normalise_and_change(np.ones(2), 1.0, values)
+
+
 def hits_authority(citing, cited, n, start=None, tolerance=1e-8, max_iterations=100, size=None) -> np.ndarray:
     """Authority scores of the n nodes (a = A^T A a, normalised), padded with zeros to ``size``."""
+    citing, cited = _citations_among(citing, cited, n)
     a = np.ones(n) if start is None or not np.any(start) else np.where(start > 0, start, 1e-3)
     a /= np.linalg.norm(a) or 1.0
+    hub, new = np.empty(n), np.empty(n)
     for _ in range(max_iterations):
-        hub = np.bincount(citing, a[cited], n)
-        new = np.bincount(cited, hub[citing], n)
+        gathered_bincount(citing, cited, a, hub)            # hub = A a
+        gathered_bincount(cited, citing, hub, new)          # new = A^T hub
         norm = np.linalg.norm(new)
         if norm == 0:
             break
-        new /= norm
-        done = np.abs(new - a).max() < tolerance
-        a = new
+        done = normalise_and_change(new, norm, a) < tolerance
+        a, new = new, a                                     # (the old vector's memory takes the next sweep)
         if done:
             break
     return np.pad(a, (0, (size or n) - n))
 
 
+def _citations_among(citing, cited, n) -> tuple[np.ndarray, np.ndarray]:
+    """The (citing, cited) columns as contiguous int64 arrays, refused when they name a node outside 0 .. n-1."""
+    citing, cited = np.ascontiguousarray(citing, dtype=np.int64), np.ascontiguousarray(cited, dtype=np.int64)
+    if len(citing) and (min(citing.min(), cited.min()) < 0 or max(citing.max(), cited.max()) >= n):
+        raise ValueError(f"a citation names a paper outside the {n} papers of the library (ids 0 .. {n - 1})")
+    return citing, cited
+
+
 def pagerank(citing, cited, n, damping=0.85, start=None, tolerance=1e-8, max_iterations=100,
              size=None) -> np.ndarray:
     """The stationary distribution of the damped random surfer on the n nodes, padded to ``size``."""
+    citing, cited = _citations_among(citing, cited, n)
     out_degree = np.bincount(citing, minlength=n).astype(float)
     p = np.full(n, 1.0 / n) if start is None or not np.any(start) else np.where(start > 0, start, 1.0 / n)
     p /= p.sum()
     dangling = out_degree == 0
     weight = 1.0 / np.where(dangling, 1.0, out_degree)
+    flow = np.empty(n)
     for _ in range(max_iterations):
-        flow = np.bincount(cited, (p * weight)[citing], n)
+        gathered_bincount(cited, citing, p * weight, flow)
         new = (1 - damping) / n + damping * (flow + p[dangling].sum() / n)
         done = np.abs(new - p).sum() < tolerance
         p = new
