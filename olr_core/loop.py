@@ -103,9 +103,9 @@ class OfflineEvaluator:
     def __init__(self, data: RankingData, k: int = 10):
         self.k, self.n_docs = k, data.n_docs
         self.offsets = data.offsets
-        self.gains = 2.0 ** data.labels - 1.0
-        self.ideal = _ideal_dcgs(data, k)
-        self.keep = data.has_relevant()
+        self.gains = data.derived("gains", lambda d: 2.0 ** d.labels - 1.0)
+        self.ideal = data.derived(f"ideal_dcg@{k}", lambda d: _ideal_dcgs(d, k))
+        self.keep = data.derived("has_relevant", RankingData.has_relevant)
         self.out = np.empty(data.n_queries)
 
     def per_query(self, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -339,7 +339,7 @@ class BatchedEvaluation:
                  offline: list, width: int):
         self.ranker, self.evaluator, self.features, self.rng = ranker, evaluator, data.features, rng
         self.offline, self.width = offline, width
-        self.query_max = np.maximum.reduceat(np.abs(data.features), data.offsets[:-1], axis=0)
+        self.query_max = data.derived("query_max_abs", _query_max_abs)
         d = data.features.shape[1]
         gamma = d * UNIT_ROUNDOFF / (1.0 - d * UNIT_ROUNDOFF)
         self.relative = 4.0 * gamma * (1.0 + 1e-6)      # (1e-6: the rounding of the bound's own arithmetic)
@@ -432,8 +432,8 @@ class OnlineScorer:
 
     def __init__(self, data: RankingData, cutoff: int, chunk: int | None = None):
         self.data, self.chunk = data, chunk or SCORED_ROWS
-        self.ideal = _ideal_dcgs(data, cutoff)
-        self.better_than = _better_counts(data)
+        self.ideal = data.derived(f"ideal_dcg@{cutoff}", lambda d: _ideal_dcgs(d, cutoff))
+        self.better_than = data.derived("better_counts", _better_counts)
         self.disc = _discounts(cutoff)
         self.below, self.above = np.tril_indices(cutoff, -1)        # (position, a position above it)
 
@@ -458,6 +458,11 @@ class OnlineScorer:
         worse_below = (grade[:, self.above] > grade[:, self.below]) & valid[:, self.below]
         better = np.where(valid, self.better_than[q[:, None], grade], 0).sum(axis=1)
         return online, better - worse_below.sum(axis=1)
+
+
+def _query_max_abs(data: RankingData) -> np.ndarray:
+    """(n_queries, n_features): the largest |x_f| among each query's documents."""
+    return np.maximum.reduceat(np.abs(data.features), data.offsets[:-1], axis=0)
 
 
 def _ideal_dcgs(data: RankingData, k: int) -> np.ndarray:

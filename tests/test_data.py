@@ -198,3 +198,26 @@ def test_a_synthetic_preset_is_the_same_whatever_the_blas_threads(tmp_path, monk
         with threadpool_limits(limits=threads):
             fingerprints.append(generate(PRESETS["synth-mq"]).fingerprint())
     assert fingerprints[0] == fingerprints[1]
+
+
+def test_a_derived_table_is_computed_once_and_shared_read_only():
+    """The loop's per-data-set tables (ideal DCGs, grade counts, feature ranges) are built once per data set and
+    shared by every run on it, so no run can change them for the next."""
+    from olr_core.loop import OfflineEvaluator, OnlineScorer
+
+    fold = load_fold("synth-mq")
+    calls = []
+
+    def compute(data):
+        calls.append(1)
+        return np.arange(3.0), np.ones(2)
+
+    first = fold.test.derived("probe", compute)
+    assert fold.test.derived("probe", compute) is first and len(calls) == 1
+    assert not first[0].flags.writeable and not first[1].flags.writeable
+    a, b = OfflineEvaluator(fold.test, 10), OfflineEvaluator(fold.test, 10)
+    assert a.ideal is b.ideal and a.gains is b.gains and not a.ideal.flags.writeable
+    assert OfflineEvaluator(fold.test, 5).ideal is not a.ideal                 # one table per cutoff
+    assert OnlineScorer(fold.train, 10).better_than is OnlineScorer(fold.train, 10).better_than
+    with pytest.raises(ValueError):
+        a.ideal[0] = 1.0
