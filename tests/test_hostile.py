@@ -172,7 +172,8 @@ HOSTILE = textwrap.dedent('''
 
 
     class ListClicks(Clicker):
-        value = staticmethod(lambda n: [True] + [False] * (n - 1))
+        def __call__(self, query, shown, rng):
+            return Clicks([True] + [False] * (len(shown) - 1), len(shown) - 1)      # (a list, not an array)
 
 
     class Last(Clicker):
@@ -685,9 +686,12 @@ def test_a_data_plugins_whole_float_grades_are_taken_as_integers(tmp_path, monke
 
 # -- 5. budgets before spending -------------------------------------------------------------------------------
 
-def test_a_claims_request_far_beyond_the_budget_says_what_it_plans_and_waits_for_yes(tmp_path, capsys):
+def test_a_claims_request_far_beyond_the_budget_says_what_it_plans_and_waits_for_yes(tmp_path, capsys, monkeypatch):
     import time
 
+    import olr_core.reproductions.verdicts as verdicts
+
+    monkeypatch.setattr(verdicts, "claim_records", lambda *a, **k: pytest.fail("the claims' runs were started"))
     started = time.perf_counter()
     err = one_line_error(capsys, ["claims", "dsp", "--profile", "tiny", "--seeds", "100000", "--results",
                                   str(tmp_path / "r")])
@@ -715,7 +719,10 @@ def test_a_plan_counts_cpu_time_and_memory():
     assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
 
 
-def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys):
+def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys, monkeypatch):
+    import olr_core.experiments.runner as runner
+
+    monkeypatch.setattr(runner, "run_online", lambda *a, **k: pytest.fail("the run was started"))
     err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "1000000000", "--no-store"])
     assert "rounds=1,000,000,000 is too long for one run" in err and "at most 10,000,000" in err
 
