@@ -67,7 +67,7 @@ class Build:
             for process in self.running.values():      # interrupted (or failed): no page goes on without us
                 process.stop()
         if self.failure:
-            raise PageFailedError(f"page {self.failure[0]} failed; the build stopped there. What it printed last:\n"
+            raise PageFailedError(f"page {self.failure[0]} failed; the build stopped there. What it printed last: "
                                   f"{self.failure[1]}")
         return self.finished
 

@@ -19,7 +19,8 @@ from .settings import results_dir
 
 REASONS = {errno.ENOSPC: "no space is left on the device", errno.EROFS: "the file system is read-only",
            errno.EACCES: "permission is denied", errno.EPERM: "permission is denied",
-           errno.ENOTDIR: "a part of the path is not a folder", errno.EDQUOT: "the disk quota is exceeded"}
+           errno.ENOTDIR: "a part of the path is not a folder", errno.EDQUOT: "the disk quota is exceeded",
+           errno.EEXIST: "a file stands where its folder should be (move that file aside)"}
 
 
 class WriteError(OSError):

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
+from .cache import write_atomically
 from .click_models import (
     CCM_ALPHAS,
     ClickChainModel,
@@ -81,9 +82,10 @@ class ClickLog:
         return ClickLog(self.labels[:cut], self.clicks[:cut]), ClickLog(self.labels[cut:], self.clicks[cut:])
 
     def save(self, path) -> Path:
-        path = Path(path)
-        np.savez_compressed(path, labels=self.labels, clicks=self.clicks)
-        return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+        """Write the log to ``path`` (``.npz`` appended if missing), whole or not at all."""
+        path = Path(path) if Path(path).suffix == ".npz" else Path(path).with_name(Path(path).name + ".npz")
+        return write_atomically(path, lambda tmp: np.savez_compressed(tmp, labels=self.labels, clicks=self.clicks),
+                                "the click log", "name a writable file with --click-log")
 
     @classmethod
     def load(cls, path) -> ClickLog:

@@ -240,7 +240,7 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
             offline[e] = evaluator(scores, streams["evaluation"])
         w = ranker.weights() if reference_weights is not None and hasattr(ranker, "weights") else None
         if w is not None:
-            _record(eval_stats, "cosine_to_reference", e, cosine_similarity(w, reference_weights), n_evals)
+            _record(eval_stats, "cosine_to_reference", e, _cosine_to_reference(ranker, w, reference_weights), n_evals)
 
     pending = Pending(scorer, online, misordered)
     for first, last in chunks(rounds, eval_every):
@@ -290,6 +290,15 @@ def chunks(rounds: int, eval_every: int, size: int | None = None):
     ``eval_every`` rounds: a run holds one chunk's queries and shown lists at a time, whatever its horizon."""
     step = max(1, (size or CHUNK_ROUNDS) // eval_every) * eval_every
     return [(first, min(first + step, rounds)) for first in range(0, rounds, step)]
+
+
+def _cosine_to_reference(ranker, weights: np.ndarray, reference: np.ndarray) -> float:
+    """Cosine similarity of the ranker's weights to the reference's, which must be as many (one per feature)."""
+    if np.shape(weights) != np.shape(reference):
+        raise ValueError(f"{type(ranker).__name__}: its weights() give {np.size(weights)} numbers, the reference "
+                         f"weights {len(reference)} (one per feature): --reference compares a linear ranker's weights, "
+                         "so run this ranker without --reference")
+    return cosine_similarity(weights, reference)
 
 
 def _require_finite(ranker, scores: np.ndarray, t: int) -> None:

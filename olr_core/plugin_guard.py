@@ -22,6 +22,10 @@ from .data.ranking_data import Query, RankingData
 from .loop import NonFiniteModelError
 from .plugins import PluginError, is_own_code
 
+# What a plug-in may raise that the guard reports in one line: any error, and SystemExit (a sys.exit() or an
+# argparse left in the researcher's code would otherwise end the whole process without a word about where).
+PLUGIN_FAILURES = (Exception, SystemExit)
+
 READ_ONLY_HINT = ("; the data a plug-in receives is read-only: copy it first (e.g. x = query.features.copy()) "
                   "instead of writing into it")
 
@@ -84,6 +88,7 @@ class GuardedRanker:
     def __init__(self, ranker, name: str):
         self._ranker, self._name = ranker, name
         self._read_only_docs: dict[int, tuple] = {}
+        self._n_features = None
 
     def __getattr__(self, attribute):
         return getattr(self._ranker, attribute)
@@ -93,7 +98,7 @@ class GuardedRanker:
             return getattr(self._ranker, method)(*args)
         except PluginError:
             raise
-        except Exception as err:                # (anything a plug-in raises becomes one line naming it)
+        except PLUGIN_FAILURES as err:          # (anything a plug-in raises becomes one line naming it)
             raise PluginError(failure_message("ranker", self._name, method, err)) from None
 
     def _where(self, method: str) -> str:
@@ -107,6 +112,7 @@ class GuardedRanker:
         return seen[1]
 
     def start(self, train, rng) -> None:
+        self._n_features = getattr(train, "n_features", None)
         self._call("start", read_only_data(train), rng)
 
     def rank(self, query):
@@ -168,6 +174,10 @@ class GuardedRanker:
         if array.ndim != 1 or not np.issubdtype(array.dtype, np.number) or array.dtype == bool:
             raise PluginError(f"{self._where('weights')} returned {type(w).__name__} of shape {array.shape}; it "
                               "must return None or a 1-D array of numbers")
+        if not np.isfinite(array).all():
+            raise NonFiniteModelError(f"{self._name}: its weights() returned non-finite values (NaN or inf) for "
+                                      f"{int((~np.isfinite(array)).sum())} of {len(array)} parameters; the method "
+                                      "diverged or divides by zero (nothing was stored)")
         return array.astype(np.float64, copy=False)
 
 
@@ -192,8 +202,8 @@ def guard_ranker(ranker, name: str):
 class GuardedUser:
     """A plug-in user behind the guard: it reads a read-only query, and its feedback is checked."""
 
-    def __init__(self, user, name: str):
-        self._user, self._name = user, name
+    def __init__(self, user, name: str, max_grade: int | None = None):
+        self._user, self._name, self._max_grade = user, name, max_grade
 
     def __getattr__(self, attribute):
         return getattr(self._user, attribute)
@@ -203,15 +213,18 @@ class GuardedUser:
             feedback = self._user(read_only_data(query), read_only(shown), rng)
         except PluginError:
             raise
-        except Exception as err:
+        except PLUGIN_FAILURES as err:
             raise PluginError(failure_message("user", self._name, "__call__", err)) from None
         kind = getattr(self._user, "feedback_kind", "clicks")
-        return _checked_clicks(feedback, len(shown), self._name) if kind == "clicks" else \
-            _checked_labels(feedback, kind, query, shown, self._name)
+        if kind == "clicks":
+            return _checked_clicks(feedback, len(shown), self._name)
+        top = self._max_grade if self._max_grade is not None else int(np.max(query.labels, initial=0))
+        return _checked_labels(feedback, kind, query, shown, self._name, getattr(self._user, "k", None), top)
 
 
 def _checked_clicks(feedback, n_shown: int, name: str):
-    """Clicks on the ``n_shown`` shown documents: booleans (0/1 are taken as such), one per shown document."""
+    """Clicks on the ``n_shown`` shown documents: booleans (0/1 are taken as such), one per shown document, and
+    the last examined position: an integer from -1 (none) to ``n_shown - 1``, at or below no click."""
     where = f"your user {name}'s __call__"
     clicks = getattr(feedback, "clicks", None)
     if clicks is None:
@@ -225,18 +238,67 @@ def _checked_clicks(feedback, n_shown: int, name: str):
         if not np.issubdtype(array.dtype, np.number) or not np.isin(array, (0, 1)).all():
             bad = array[~np.isin(array, (0, 1))][0].item() if np.issubdtype(array.dtype, np.number) else array.dtype
             raise PluginError(f"{where} returned a click of {bad!r}; clicks are True/False (or 0/1)")
-        last = getattr(feedback, "last_examined", n_shown - 1)
-        return Clicks(array.astype(bool), int(last))
-    return feedback
+        array = array.astype(bool)
+    last = _last_examined(getattr(feedback, "last_examined", n_shown - 1), array, where)
+    return feedback if isinstance(clicks, np.ndarray) and clicks.dtype == bool else Clicks(array, last)
 
 
-def _checked_labels(feedback, kind: str, query, shown, name: str):
-    """Grades fed back by a label user (``topk_labels``, ``all_labels``) or a choice: the attribute is there."""
-    wanted = {"topk_labels": "labels", "all_labels": "labels", "choice": "document"}.get(kind)
+def _last_examined(last, clicks: np.ndarray, where: str) -> int:
+    """``last`` as the last examined position of a session with these ``clicks``, else a PluginError."""
+    n = len(clicks)
+    if isinstance(last, (bool, np.bool_)) or not isinstance(last, numbers.Integral) or not -1 <= last < n:
+        raise PluginError(f"{where} returned last_examined={last!r} for {n} shown documents; it is the last position "
+                          f"the user examined, an integer from 0 to {n - 1} (-1: none)")
+    if clicks[last + 1:].any():
+        raise PluginError(f"{where} returned a click at position {int(np.flatnonzero(clicks)[-1])} below "
+                          f"last_examined={last}; a clicked document was examined: last_examined >= every click")
+    return int(last)
+
+
+LABEL_FEEDBACK = {"topk_labels": ("labels", "TopKLabels(labels)"), "all_labels": ("labels", "AllLabels(labels)"),
+                  "choice": ("document", "Choice(document, position)")}
+
+
+def _checked_labels(feedback, kind: str, query, shown, name: str, k: int | None = None, max_grade: int = 4):
+    """Grades fed back by a label user, checked: ``topk_labels``, the grades (0 .. ``max_grade``) of the top
+    min(k, shown) documents; ``all_labels``, one grade per document of the query; ``choice``, a document of
+    the query (-1: none) and its position among the shown ones (-1: not shown)."""
+    where = f"your user {name}'s __call__"
+    wanted, made = LABEL_FEEDBACK.get(kind, (None, None))
     if wanted and not hasattr(feedback, wanted):
-        raise PluginError(f"your user {name}'s __call__ returned {type(feedback).__name__} without .{wanted}; a "
-                          f"{kind} user returns the olr_core.users type for it")
+        raise PluginError(f"{where} returned {type(feedback).__name__} without .{wanted}; a {kind} user returns "
+                          f"olr_core.users.{made}")
+    if kind == "choice":
+        _check_choice(feedback, query.n_docs, shown, where)
+    elif wanted:
+        expected = query.n_docs if kind == "all_labels" else min(k or len(shown), len(shown))
+        _check_grades(feedback.labels, expected, max_grade, where, f"the query's {expected} documents"
+                      if kind == "all_labels" else f"the top {expected} shown document(s)")
     return feedback
+
+
+def _check_grades(labels, expected: int, max_grade: int, where: str, of: str) -> None:
+    """``labels``: ``expected`` whole grades in 0 .. ``max_grade``."""
+    array = np.asarray(labels)
+    if array.shape != (expected,):
+        raise PluginError(f"{where} returned labels of shape {array.shape} for {of}; give one grade each")
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
+        raise PluginError(f"{where} returned labels of dtype {array.dtype}; grades are integers 0 .. {max_grade}")
+    bad = array[~np.isfinite(array) | (array != np.round(array)) | (array < 0) | (array > max_grade)]
+    if len(bad):
+        raise PluginError(f"{where} returned a grade of {bad[0].item()!r}; grades are integers 0 .. {max_grade}")
+
+
+def _check_choice(feedback, n_docs: int, shown, where: str) -> None:
+    """A choice: a document of the query (-1: none) and its position among ``shown`` (-1: not shown)."""
+    document, position = feedback.document, getattr(feedback, "position", -1)
+    for field_name, value, top in (("document", document, n_docs), ("position", position, len(shown))):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or not -1 <= value < top:
+            raise PluginError(f"{where} returned {field_name}={value!r}; it is an integer from 0 to {top - 1} "
+                              "(-1: none)")
+    if position >= 0 and shown[position] != document:
+        raise PluginError(f"{where} returned document {document} at position {position}, where document "
+                          f"{shown[position]} was shown")
 
 
 def build_plugin(cls, name: str, what: str, **arguments):
@@ -252,7 +314,7 @@ def build_plugin(cls, name: str, what: str, **arguments):
                               + ("a user class takes __init__(self, max_grade, cutoff=10, ...)" if what == "user"
                                  else "its __init__ takes the parameters it declares in PARAMS")) from None
         raise PluginError(failure_message(what, name, "__init__", err)) from None
-    except Exception as err:
+    except PLUGIN_FAILURES as err:
         raise PluginError(failure_message(what, name, "__init__", err)) from None
 
 

@@ -40,10 +40,22 @@ def _module_from_file(path: Path):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:
+    except (Exception, SystemExit) as err:       # (a sys.exit or an argparse at module level: one line too)
         del sys.modules[name]
-        raise PluginError(f"{path}: importing it failed ({type(err).__name__}: {err})") from None
+        raise PluginError(f"{path}: importing it failed ({type(err).__name__}: {err}){_beside_hint(err, path)}") \
+            from None
     return module
+
+
+def _beside_hint(err: BaseException, path: Path) -> str:
+    """For a module the plug-in file imports that lies beside it: how to make it importable."""
+    missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
+    folder = path.resolve().parent
+    if not missing or not ((folder / f"{missing.partition('.')[0]}.py").is_file()
+                           or (folder / missing.partition(".")[0]).is_dir()):
+        return ""
+    return (f"; {missing} lies beside it in {folder}, which is not on the module path: run with "
+            f"PYTHONPATH={folder} (a plug-in file's own folder is not searched)")
 
 
 def load_reference(reference: str, what: str = "ranker"):

@@ -236,7 +236,7 @@ def make_user(user: UserSpec | str, max_grade: int, stop_rule: str = "after_clic
 
         cls = _user_class(spec.plugin, spec.name)
         return GuardedUser(build_plugin(cls, spec.name, "user", max_grade=max_grade, cutoff=cutoff, **params),
-                           spec.name)
+                           spec.name, max_grade)
     return {"top": lambda: TopKRelevanceUser(k=spec.k), "full": AllLabelsUser, "choice": ChoiceUser}[spec.family]()
 
 

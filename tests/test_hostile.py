@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = textwrap.dedent('''
     import numpy as np
     from olr_core.rankers.base import Display, LinearRanker
-    from olr_core.users import Clicks
+    from olr_core.users import Choice, Clicks, TopKLabels
 
 
     class Mutate(LinearRanker):
@@ -37,7 +37,7 @@ HOSTILE = textwrap.dedent('''
 
         def start(self, train, rng):
             super().start(train, rng)
-            for array in (train.features, train.labels):
+            for array in (train.features, train.labels, *train.padded()):
                 try:
                     array[:] = 0
                 except ValueError:
@@ -58,6 +58,16 @@ HOSTILE = textwrap.dedent('''
             super().start(train, rng)
             train.features.flags.writeable = True
             train.features[:] = 0
+
+
+    class UnlocksTables(LinearRanker):
+        """Switches the cached query tables' flag back on and empties their mask (a deliberate breach)."""
+
+        def start(self, train, rng):
+            super().start(train, rng)
+            index, mask = train.padded()
+            mask.flags.writeable = True
+            mask[:] = False
 
 
     class Short(LinearRanker):
@@ -83,6 +93,21 @@ HOSTILE = textwrap.dedent('''
     class LearnRaises(LinearRanker):
         def learn(self, query, display, feedback):
             return {}["x"]
+
+
+    class LearnExits(LinearRanker):
+        def learn(self, query, display, feedback):
+            raise SystemExit(3)
+
+
+    class ShortWeights(LinearRanker):
+        def weights(self):
+            return np.ones(3)
+
+
+    class NanWeights(LinearRanker):
+        def weights(self):
+            return np.full(len(self.w), np.nan)
 
 
     class FeatureSum:
@@ -144,6 +169,79 @@ HOSTILE = textwrap.dedent('''
 
     class IntegerClicks(Clicker):
         value = staticmethod(lambda n: (np.arange(n) == 0).astype(int))
+
+
+    class ListClicks(Clicker):
+        def __call__(self, query, shown, rng):
+            return Clicks([True] + [False] * (len(shown) - 1), len(shown) - 1)      # (a list, not an array)
+
+
+    class Last(Clicker):
+        last = None
+
+        def __call__(self, query, shown, rng):
+            return Clicks(np.arange(len(shown)) == 2, self.last)
+
+
+    class LastPast(Last):
+        last = 15
+
+
+    class LastNegative(Last):
+        last = -2
+
+
+    class LastFloat(Last):
+        last = 9.0
+
+
+    class LastAboveClick(Last):
+        last = 1
+
+
+    class Labels(Clicker):
+        feedback_kind = "topk_labels"
+        k = 1
+        value = None
+
+        def __call__(self, query, shown, rng):
+            return TopKLabels(np.asarray(self.value))
+
+
+    class TopSeven(Labels):
+        value = [7]
+
+
+    class TopThree(Labels):
+        value = [1, 1, 1]
+
+
+    class TopHalf(Labels):
+        value = [0.5]
+
+
+    class AllTwo(Labels):
+        feedback_kind = "all_labels"
+        value = [1, 2]
+
+
+    class Chooses(Clicker):
+        feedback_kind = "choice"
+        document, position = -1, -1
+
+        def __call__(self, query, shown, rng):
+            return Choice(self.document, self.position)
+
+
+    class ChoosesOutside(Chooses):
+        document = 10_000
+
+
+    class ChoosesElsewhere(Chooses):
+        position = 0
+
+        def __call__(self, query, shown, rng):
+            return Choice(int(shown[1]), 0)
 
 
     class NoneClicks(Clicker):
@@ -218,6 +316,25 @@ def test_a_plugin_that_unlocks_its_view_is_caught_after_the_run_and_the_next_run
     assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
 
 
+def test_a_plugin_that_unlocks_the_cached_query_tables_cannot_reach_the_next_run(hostile, tmp_path):
+    """The query tables a split caches (RankingData.padded: not in the data's fingerprint) are read-only, and
+    dropped after every plug-in's run, so even a plug-in that switches their flag back on poisons no later run."""
+    pdgd = RunSpec("pdgd", rounds=60, seed=3)
+    alone = ResultStore(tmp_path / "alone")
+    key = run_grid([pdgd], alone)[0]
+    shared = ResultStore(tmp_path / "shared")
+    run_grid([RunSpec("hostile.py:UnlocksTables", rounds=20, seed=3), pdgd], shared)
+    a, b = alone.load(key)[1].arrays(), shared.load(key)[1].arrays()
+    assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+
+def test_the_cached_query_tables_are_read_only():
+    from .conftest import tiny_data
+
+    index, mask = tiny_data().padded()
+    assert not index.flags.writeable and not mask.flags.writeable
+
+
 def test_a_user_plugin_that_writes_the_labels_is_stopped(hostile, capsys):
     err = one_line_error(capsys, ["run", "-a", "pdgd", "-c", "hostile.py:WritesQuery", "-T", "5", "--no-store"])
     assert "your user hostile.py:WritesQuery's __call__ raised ValueError" in err and "read-only" in err
@@ -240,6 +357,7 @@ def test_read_only_views_copy_nothing():
     ("Repeat", "rank shows document 0 10 times; a ranking lists each document at most once"),
     ("Past", "rank returned document "),
     ("LearnRaises", "learn raised KeyError('x') at "),
+    ("LearnExits", "learn raised SystemExit(3) at "),
 ])
 def test_a_ranker_breaking_the_protocol_gets_one_line_naming_it_and_the_method(hostile, capsys, ranker, expected):
     err = one_line_error(capsys, ["run", "-a", f"hostile.py:{ranker}", "-T", "20", "--no-store"])
@@ -259,8 +377,60 @@ def test_a_user_breaking_the_protocol_gets_one_line_naming_it(hostile, capsys, u
     assert f"your user hostile.py:{user}" in err and expected in err
 
 
-def test_clicks_given_as_zeros_and_ones_are_taken_as_clicks(hostile, capsys):
-    assert main(["run", "-a", "pdgd", "-c", "hostile.py:IntegerClicks", "-T", "20", "--no-store", "--json"]) == 0
+@pytest.mark.parametrize("user, expected", [
+    ("LastPast", "returned last_examined=15 for 10 shown documents; it is the last position the user examined, an "
+                 "integer from 0 to 9 (-1: none)"),
+    ("LastNegative", "returned last_examined=-2 for 10 shown documents"),
+    ("LastFloat", "returned last_examined=9.0 for 10 shown documents"),
+    ("LastAboveClick", "returned a click at position 2 below last_examined=1; a clicked document was examined"),
+])
+def test_a_users_last_examined_position_is_checked(hostile, capsys, user, expected):
+    err = one_line_error(capsys, ["run", "-a", "dbgd_dsp", "-c", f"hostile.py:{user}", "-T", "20", "--no-store"])
+    assert f"your user hostile.py:{user}'s __call__ {expected}" in err
+
+
+@pytest.mark.parametrize("ranker, user, expected", [
+    ("topk_squared", "TopSeven", "returned a grade of 7; grades are integers 0 .. 2"),
+    ("topk_squared", "TopThree", "returned labels of shape (3,) for the top 1 shown document(s); give one grade each"),
+    ("topk_squared", "TopHalf", "returned a grade of 0.5; grades are integers 0 .. 2"),
+    ("listnet_full", "AllTwo", "returned labels of shape (2,) for the query's "),
+    ("random", "ChoosesOutside", "returned document=10000; it is an integer from 0 to "),
+    ("random", "ChoosesElsewhere", "returned document "),
+])
+def test_a_label_or_choice_users_feedback_is_checked(hostile, capsys, ranker, user, expected):
+    err = one_line_error(capsys, ["run", "-a", ranker, "-c", f"hostile.py:{user}", "-T", "20", "--no-store"])
+    assert f"your user hostile.py:{user}'s __call__ {expected}" in err
+    assert user != "ChoosesElsewhere" or "at position 0, where document " in err
+
+
+@pytest.mark.parametrize("user", ["IntegerClicks", "ListClicks"])
+def test_clicks_given_as_zeros_and_ones_or_a_list_are_taken_as_clicks(hostile, capsys, user):
+    assert main(["run", "-a", "pdgd", "-c", f"hostile.py:{user}", "-T", "20", "--no-store", "--json"]) == 0
+
+
+def test_weights_that_do_not_fit_the_reference_or_are_not_finite_are_one_line(hostile, capsys):
+    err = one_line_error(capsys, ["run", "-a", "hostile.py:ShortWeights", "-T", "20", "--no-store", "--reference",
+                                  "offline_ranknet"])
+    assert "ShortWeights: its weights() give 3 numbers, the reference weights 46 (one per feature)" in err
+    err = one_line_error(capsys, ["run", "-a", "hostile.py:NanWeights", "-T", "20", "--no-store"])
+    assert "hostile.py:NanWeights on synth-mq fold 1, seed 0: its weights() returned non-finite values" in err
+    assert "learning rate" not in err
+
+
+def test_a_plugin_file_whose_helper_beside_it_is_not_importable_says_how(tmp_path, monkeypatch, capsys):
+    (tmp_path / "helper_beside.py").write_text("STEP = 0.1\n")
+    (tmp_path / "method.py").write_text("import helper_beside\nfrom olr_core.rankers.base import LinearRanker\n\n\n"
+                                        "class M(LinearRanker):\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, ["run", "-a", "method.py:M", "-T", "5", "--no-store"])
+    assert f"helper_beside lies beside it in {tmp_path}" in err and f"run with PYTHONPATH={tmp_path}" in err
+
+
+def test_a_plugin_file_that_exits_while_imported_is_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "script.py").write_text("import sys\nsys.exit('usage: script.py ARGS')\n")
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, ["run", "-a", "script.py:M", "-T", "5", "--no-store"])
+    assert "script.py: importing it failed (SystemExit: usage: script.py ARGS)" in err
 
 
 def test_a_ranker_without_the_optional_weights_runs_and_one_without_score_is_refused_when_loaded(hostile, capsys):
@@ -329,7 +499,7 @@ def test_a_failed_only_page_leaves_the_built_page_unchanged(faulty_book, capsys,
     assert main(["book", "--only", "bad", "-p", "seconds=13", "--no-build"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("olr: error: page bad failed") and "KeyError: 'the planted fault'" in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and err.count("\n") == 1, err
     assert (faulty_book / "book" / "generated" / "bad.ipynb").read_bytes() == b"the built page"
     assert not list((faulty_book / "book" / "generated").glob(".*"))          # no temporary file left
     assert main(["book", "--only", "bad", "-p", "seconds=12", "--no-build"]) == 0      # success replaces it
@@ -450,18 +620,78 @@ def test_a_click_model_given_a_parameter_twice_is_refused(capsys, user, expected
     assert expected in one_line_error(capsys, ["run", "-a", "pdgd", "-c", user, "-T", "5", "--no-store"])
 
 
-def test_a_data_plugin_that_raises_is_one_line(tmp_path, monkeypatch, capsys):
-    (tmp_path / "mydata.py").write_text("def broken(fold):\n    raise RuntimeError('no network')\n")
+DATA_PLUGINS = textwrap.dedent('''
+    import sys
+
+    import numpy as np
+    from olr_core.data.ranking_data import RankingData
+
+
+    def broken(fold):
+        raise RuntimeError('no network')
+
+
+    def exits(fold):
+        sys.exit(2)
+
+
+    def _data(labels, features=None, max_grade=2):
+        labels = np.asarray(labels)
+        features = np.random.default_rng(0).random((len(labels), 4)) if features is None else features
+        return RankingData(features, labels, np.arange(0, len(labels) + 1, 5), np.arange(len(labels) // 5), max_grade)
+
+
+    def nan_feature(fold):
+        features = np.random.default_rng(0).random((50, 4))
+        features[3, 1] = np.nan
+        return _data(np.arange(50) % 3, features)
+
+
+    def float_grades(fold):
+        return _data(np.linspace(0, 2, 50))
+
+
+    def above_declared(fold):
+        return _data(np.r_[4, np.arange(49) % 2], max_grade=1)
+
+
+    def whole_floats(fold):
+        return _data((np.arange(50) % 3).astype(float))
+''')
+
+
+@pytest.mark.parametrize("function, expected", [
+    ("broken", "your data set mydata.py:broken's call raised RuntimeError('no network') at "),
+    ("exits", "your data set mydata.py:exits's call raised SystemExit(2) at "),
+    ("nan_feature", "its train split has a non-finite feature (NaN or inf) at document 3; replace it by a number"),
+    ("float_grades", "its train split has grade 0.0408163; grades must be integers 0 .. 2"),
+    ("above_declared", "its train split has grade 4; grades must be integers 0 .. 1, the max_grade it declares"),
+])
+def test_a_data_plugin_that_raises_or_returns_bad_data_is_one_line(tmp_path, monkeypatch, capsys, function,
+                                                                    expected):
+    (tmp_path / "mydata.py").write_text(DATA_PLUGINS)
     monkeypatch.chdir(tmp_path)
-    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", "mydata.py:broken", "-T", "5", "--no-store"])
-    assert "your data set mydata.py:broken's call raised RuntimeError('no network') at " in err
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", f"mydata.py:{function}", "-T", "5", "--no-store"])
+    assert expected in err
+
+
+def test_a_data_plugins_whole_float_grades_are_taken_as_integers(tmp_path, monkeypatch):
+    from olr_core.data.registry import load_fold
+
+    (tmp_path / "mydata.py").write_text(DATA_PLUGINS)
+    monkeypatch.chdir(tmp_path)
+    fold = load_fold("mydata.py:whole_floats")
+    assert fold.train.labels.dtype == np.int64 and fold.max_grade == 2
 
 
 # -- 5. budgets before spending -------------------------------------------------------------------------------
 
-def test_a_claims_request_far_beyond_the_budget_says_what_it_plans_and_waits_for_yes(tmp_path, capsys):
+def test_a_claims_request_far_beyond_the_budget_says_what_it_plans_and_waits_for_yes(tmp_path, capsys, monkeypatch):
     import time
 
+    import olr_core.reproductions.verdicts as verdicts
+
+    monkeypatch.setattr(verdicts, "claim_records", lambda *a, **k: pytest.fail("the claims' runs were started"))
     started = time.perf_counter()
     err = one_line_error(capsys, ["claims", "dsp", "--profile", "tiny", "--seeds", "100000", "--results",
                                   str(tmp_path / "r")])
@@ -489,7 +719,10 @@ def test_a_plan_counts_cpu_time_and_memory():
     assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
 
 
-def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys):
+def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys, monkeypatch):
+    import olr_core.experiments.runner as runner
+
+    monkeypatch.setattr(runner, "run_online", lambda *a, **k: pytest.fail("the run was started"))
     err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "1000000000", "--no-store"])
     assert "rounds=1,000,000,000 is too long for one run" in err and "at most 10,000,000" in err
 
@@ -578,3 +811,72 @@ def test_an_unwritable_cache_is_one_warning_and_the_run_goes_on(tmp_path):
                              OLR_CACHE_DIR="/dev/null")
     assert code == 0 and "final_offline_ndcg10" in out and "Traceback" not in err
     assert err.count("\n") == 1 and "olr: warning: cannot write the parse cache in /dev/null/parsed" in err
+
+
+def test_store_check_names_a_garbage_file_without_numpys_advice_to_unpickle_it(tmp_path, capsys):
+    results = tmp_path / "r"
+    (results / "zz").mkdir(parents=True)
+    (results / "zz" / "zz0123.npz").write_bytes(b"garbage, not an archive")
+    (results / "zz" / "zz4567.npz").write_bytes(b"")
+    assert main(["store", "check", "--results", str(results)]) == 0
+    report = capsys.readouterr().out
+    assert report.count("(not a numpy archive: truncated, or a file of another kind)") == 2
+    assert "allow_pickle" not in report and "pickle" not in report
+
+
+def test_store_check_removes_unfinished_writes_of_cached_arrays_and_records_too(tmp_path, capsys):
+    results = tmp_path / "r"
+    (results / "regret").mkdir(parents=True)
+    leftovers = [results / "regret" / "0123abcd.999999999.tmp.npy", results / "imports.999999999.tmp.json"]
+    for path in leftovers:
+        path.write_bytes(b"")
+    (results / "quarantine").mkdir()
+    kept = results / "quarantine" / "ab.999999999.tmp.npz.20260101-000000.000000000.1"
+    kept.write_bytes(b"")
+    assert main(["store", "check", "--results", str(results)]) == 0
+    report = capsys.readouterr().out
+    assert all(f"removed {path} (an unfinished write)" in report and not path.exists() for path in leftovers)
+    assert kept.exists()                                         # (the quarantine is never emptied)
+
+
+def test_a_file_where_the_stores_folder_should_be_is_named_as_such(tmp_path, capsys):
+    results = tmp_path / "r"
+    assert main(["run", "-a", "random", "-T", "10", "--results", str(results), "--json"]) == 0
+    key = capsys.readouterr().out.split('"key": "')[1][:24]
+    shard = results / key[:2]
+    for stored in shard.iterdir():
+        stored.unlink()
+    shard.rmdir()
+    shard.write_bytes(b"in the way")
+    err = one_line_error(capsys, ["run", "-a", "random", "-T", "10", "--results", str(results)])
+    assert f"in {shard}: a file stands where its folder should be (move that file aside)" in err
+
+
+def test_a_click_log_that_cannot_be_written_is_one_line_and_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    import errno
+
+    (tmp_path / "logs").mkdir()
+    _refuse_writes_under(monkeypatch, tmp_path / "logs", errno.ENOSPC)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-T", "5", "--no-store", "--click-log",
+                                  str(tmp_path / "logs" / "x.npz")])
+    assert f"cannot write the click log in {tmp_path / 'logs'}: no space is left on the device" in err
+    assert not list((tmp_path / "logs").iterdir())
+
+
+def test_tuning_results_are_written_whole_and_a_broken_file_is_one_line(tmp_path, monkeypatch):
+    import errno
+
+    from olr_core.reproductions.pairrank import experiments
+
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "r"))
+    experiments.save_tuned({"pdgd": {"learning_rate": 0.5}})
+    assert experiments.tuned_params()["pdgd"] == {"learning_rate": 0.5}
+    _refuse_writes_under(monkeypatch, tmp_path / "r", errno.ENOSPC)
+    with pytest.raises(OSError, match="cannot write the tuning results in .*: no space is left on the device"):
+        experiments.save_tuned({"pdgd": {"learning_rate": 0.1}})
+    assert experiments.tuned_params()["pdgd"] == {"learning_rate": 0.5} and len(list((tmp_path / "r").iterdir())) == 1
+    monkeypatch.undo()
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "r"))
+    experiments.tuned_path().write_text('{"pdgd": {"learning_')
+    with pytest.raises(ValueError, match="pairrank_tuned.json cannot be read .*; run pairrank_tuning again"):
+        experiments.tuned_params()

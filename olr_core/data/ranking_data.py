@@ -102,15 +102,17 @@ class RankingData:
         )
 
     def padded(self, fill: float = 0.0):
-        """(n_queries, max_docs) index matrix into documents and its validity mask (cached)."""
-        if "index" not in self._padded:
+        """(n_queries, max_docs) index matrix into documents and its validity mask (cached, read-only)."""
+        cached = self._padded.get("index")
+        if cached is None:
             sizes = self.docs_per_query
             width = int(sizes.max()) if len(sizes) else 0
             cols = np.arange(width)
             mask = cols[None, :] < sizes[:, None]
             index = np.where(mask, self.offsets[:-1, None] + cols[None, :], 0)
-            self._padded["index"] = (index, mask)
-        return self._padded["index"]
+            index.flags.writeable = mask.flags.writeable = False      # (shared by every run: never written)
+            cached = self._padded["index"] = (index, mask)
+        return cached
 
     def query_minmax_normalized(self) -> RankingData:
         """Per-query min-max normalisation of every feature (LETOR 'QueryLevelNorm').

@@ -10,6 +10,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .. import settings
 from ..plugins import is_reference, load_reference
 from .letor import read_letor
@@ -195,7 +197,7 @@ def _plugin_fold(spec: DatasetSpec, fold: int) -> Fold:
     function = load_reference(spec.name, "data set")
     try:
         value = function(fold)
-    except Exception as err:                    # (the plug-in's own error, in one line naming it)
+    except (Exception, SystemExit) as err:      # (the plug-in's own error, in one line naming it)
         raise ValueError(failure_message("data set", spec.name, "call", err)) from None
     if isinstance(value, Fold):
         return value
@@ -208,19 +210,27 @@ def _plugin_fold(spec: DatasetSpec, fold: int) -> Fold:
 
 
 def _grades_in_tables(name: str, fold: Fold) -> Fold:
-    """A data plug-in's fold, its grades checked against the user models' grade tables (0 .. 4), or against the
-    scale the data declares (``RankingData.max_grade``) when it declares one beyond them: such data are for users
-    of your own, which define their clicks (a click model refuses them)."""
-    from .letor import MAX_GRADE
-
+    """A data plug-in's fold, checked: finite features, and whole grades from 0 to the ``max_grade`` each split
+    declares (``RankingData.max_grade``; integral floats are taken as integers). A scale beyond the user models'
+    grade tables (0 .. 4) is for users of your own, which define their clicks (a click model refuses it)."""
+    splits = {}
     for split in ("train", "vali", "test"):
         data = getattr(fold, split)
-        top = max(MAX_GRADE, int(data.max_grade))
-        outside = data.labels[(data.labels < 0) | (data.labels > top)]
+        where = f"data set {name}: its {split} split"
+        if not np.isfinite(data.features).all():
+            doc = int(np.flatnonzero(~np.isfinite(data.features).all(axis=1))[0])
+            raise ValueError(f"{where} has a non-finite feature (NaN or inf) at document {doc}; replace it by a number")
+        labels = data.labels
+        if labels.dtype == bool or not np.issubdtype(labels.dtype, np.number):
+            raise ValueError(f"{where} has labels of dtype {labels.dtype}; grades are integers 0 .. {data.max_grade}")
+        top = int(data.max_grade)
+        outside = labels[~np.isfinite(labels) | (labels != np.round(labels)) | (labels < 0) | (labels > top)]
         if len(outside):
-            raise ValueError(f"data set {name}: its {split} split has grade {outside[0]}; grades must be integers "
-                             f"0 .. {top} (the user models' grade tables, or the scale the data declares)")
-    return one_grade_scale(fold)
+            raise ValueError(f"{where} has grade {outside[0]:g}; grades must be integers 0 .. {top}, the max_grade it "
+                             "declares (raise max_grade, or fix the grade)")
+        splits[split] = data if np.issubdtype(labels.dtype, np.integer) else \
+            dataclasses.replace(data, labels=labels.astype(np.int64), _padded={})
+    return one_grade_scale(dataclasses.replace(fold, **splits))
 
 
 def one_grade_scale(fold: Fold) -> Fold:

@@ -77,7 +77,11 @@ EXECUTORS = {LetorTask: _execute_letor, LibraryTask: _execute_library}
 
 def _require_unchanged(fold, spec: RunSpec, data_dir) -> None:
     """After a plug-in's run: the data it was lent read-only are as they were (a plug-in could switch a view's
-    ``writeable`` flag back on); else the process forgets its copy and the run is refused, naming the plug-in."""
+    ``writeable`` flag back on); else the process forgets its copy and the run is refused, naming the plug-in.
+    The splits' cached query tables (:meth:`RankingData.padded`, not in the fingerprint) are dropped either way,
+    to be built again from the checked data."""
+    for split in (fold.train, fold.vali, fold.test):
+        split._padded.clear()
     if fold.fingerprint() == data_fingerprint(spec.dataset, spec.fold, data_dir):
         return
     from ..data.registry import _cached_fold

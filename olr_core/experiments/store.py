@@ -42,6 +42,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def unreadable_reason(err: Exception) -> str:
+    """Why a stored file could not be read, in words (numpy's advice to unpickle a file is never passed on)."""
+    if isinstance(err, KeyError) and err.args:
+        return str(err.args[0])
+    if "allow_pickle" in str(err) or isinstance(err, (zipfile.BadZipFile, EOFError)):
+        return "not a numpy archive: truncated, or a file of another kind"
+    return f"{type(err).__name__}: {err}"
+
+
 class CorruptResultError(ValueError):
     """A stored result that cannot be read; it has been moved to the store's quarantine folder."""
 
@@ -118,10 +127,12 @@ class ResultStore:
                              f"{missing} run(s) missing from it would be computed and lost; {STORE_FIX}") from None
 
     def leftovers(self, older_than: float = 3600.0) -> list[Path]:
-        """Temporary files of writes that never finished: their process is gone, or they are older than
-        ``older_than`` seconds (a write in progress is left alone)."""
+        """Temporary files of writes that never finished (runs, cached arrays, the store's own records): their
+        process is gone, or they are older than ``older_than`` seconds (a write in progress is left alone)."""
         now, found = time.time(), []
-        for path in self.root.glob("*/*.tmp.npz"):
+        for path in [*self.root.glob("*.tmp.*"), *self.root.glob("*/*.tmp.*")]:
+            if path.parent.name == QUARANTINE:
+                continue
             pid = path.name.split(".")[-3]
             try:
                 gone = not pid.isdigit() or not _alive(int(pid)) or now - path.stat().st_mtime > older_than
@@ -147,7 +158,7 @@ class ResultStore:
         except FileNotFoundError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
-            reason = err.args[0] if isinstance(err, KeyError) and err.args else f"{type(err).__name__}: {err}"
+            reason = unreadable_reason(err)
             where = quarantine_file(path, self.root / QUARANTINE, reason, quiet=quiet)
             raise CorruptResultError(f"stored result {path} could not be used ({reason}); {where}. "
                                      "Run the grid or command again to recompute it") from None

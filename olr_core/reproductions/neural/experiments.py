@@ -3,7 +3,6 @@ check's world, and :data:`PROFILES`, the only copy of their run sizes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ...claims import with_seeds
@@ -61,9 +60,7 @@ def on_grid_edge(choice: dict, grid_name: str) -> list[str]:
 
 
 def save_tuned(choice: dict) -> None:
-    path = tuned_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(choice, indent=2, sort_keys=True))
+    pairrank.write_tuned(tuned_path(), choice)
 
 
 def tuned_params() -> dict:

@@ -15,7 +15,7 @@ from scipy.special import expit
 from ...claims import with_seeds
 from ...data.ranking_data import Fold, RankingData
 from ...experiments import expand_grid
-from ...experiments.store import default_store_dir
+from ...experiments.store import STORE_FIX, default_store_dir, write_atomically
 from ...rankers.pairwise import PairRank, pairwise_uncertainty
 from .. import worlds
 from ..sources import PAIRRANK, Cited, citation_rows, citation_table, plain
@@ -86,9 +86,14 @@ def on_grid_edge(choice: dict) -> list[str]:
 
 
 def save_tuned(choice: dict) -> None:
-    path = tuned_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(choice, indent=2, sort_keys=True))
+    write_tuned(tuned_path(), choice)
+
+
+def write_tuned(path: Path, choice: dict) -> None:
+    """The tuning page's choice, kept in the results store: written whole or not at all (a full or read-only
+    store is one line saying so)."""
+    write_atomically(path, lambda tmp: tmp.write_text(json.dumps(choice, indent=2, sort_keys=True)),
+                     "the tuning results", STORE_FIX)
 
 
 def read_tuned(path: Path, defaults: dict, page: str) -> dict:
@@ -99,7 +104,11 @@ def read_tuned(path: Path, defaults: dict, page: str) -> dict:
         print(f"olr: note: no tuning results at {path}: using the defaults {defaults} (run {page} first)",
               file=sys.stderr)
         return params
-    chosen = json.loads(path.read_text())
+    try:
+        chosen = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"the tuning results {path} cannot be read ({err}); run {page} again to rewrite them, or "
+                         "delete the file to use the defaults") from None
     params.update({k: dict(v) for k, v in chosen.items()})
     return params
 
