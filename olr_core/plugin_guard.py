@@ -48,7 +48,7 @@ def read_only_data(data):
         if all(a is getattr(data, n) for n, a in arrays.items()):
             return data
         if isinstance(data, RankingData):
-            return dataclasses.replace(data, _padded=dict(data._padded), **arrays)
+            return dataclasses.replace(data, _derived=dict(data._derived), **arrays)
         return dataclasses.replace(data, **arrays)
     if all(hasattr(data, s) for s in ("train", "vali", "test")) and dataclasses.is_dataclass(data):
         return dataclasses.replace(data, **{s: read_only_data(getattr(data, s)) for s in ("train", "vali", "test")})

@@ -34,7 +34,7 @@ class RankingData:
     qids: np.ndarray
     max_grade: int
     name: str = ""
-    _padded: dict = field(default_factory=dict, repr=False, compare=False)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         if self.features.ndim != 2 or len(self.features) != len(self.labels):
@@ -79,14 +79,14 @@ class RankingData:
     def derived(self, name: str, compute):
         """A table computed from this data set once (``compute(self)``: an array or a tuple of arrays) and then
         shared, read-only, by every run on it: the loop's ideal DCGs, grade counts and feature ranges, which
-        cost a run on synth-mslr ~15 ms to rebuild. Kept beside :meth:`padded`'s tables, which the plug-in
-        guard copies and drops."""
-        cached = self._padded.get(name)
+        cost a run on synth-mslr ~15 ms to rebuild, and :meth:`padded`'s index. Outside the data's fingerprint:
+        the plug-in guard lends a plug-in a copy of them and the runner drops them after its run."""
+        cached = self._derived.get(name)
         if cached is None:
             cached = compute(self)
             for array in cached if isinstance(cached, tuple) else (cached,):
                 array.flags.writeable = False
-            self._padded[name] = cached
+            self._derived[name] = cached
         return cached
 
     def subset(self, queries) -> RankingData:
@@ -103,16 +103,7 @@ class RankingData:
 
     def padded(self, fill: float = 0.0):
         """(n_queries, max_docs) index matrix into documents and its validity mask (cached, read-only)."""
-        cached = self._padded.get("index")
-        if cached is None:
-            sizes = self.docs_per_query
-            width = int(sizes.max()) if len(sizes) else 0
-            cols = np.arange(width)
-            mask = cols[None, :] < sizes[:, None]
-            index = np.where(mask, self.offsets[:-1, None] + cols[None, :], 0)
-            index.flags.writeable = mask.flags.writeable = False      # (shared by every run: never written)
-            cached = self._padded["index"] = (index, mask)
-        return cached
+        return self.derived("index", _padded_index)
 
     def query_minmax_normalized(self) -> RankingData:
         """Per-query min-max normalisation of every feature (LETOR 'QueryLevelNorm').
@@ -170,3 +161,11 @@ class Fold:
 
     def fingerprint(self) -> str:
         return "-".join(s.fingerprint()[:8] for s in (self.train, self.vali, self.test))
+
+
+def _padded_index(data: RankingData):
+    sizes = data.docs_per_query
+    width = int(sizes.max()) if len(sizes) else 0
+    cols = np.arange(width)
+    mask = cols[None, :] < sizes[:, None]
+    return np.where(mask, data.offsets[:-1, None] + cols[None, :], 0), mask

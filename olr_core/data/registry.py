@@ -229,7 +229,7 @@ def _grades_in_tables(name: str, fold: Fold) -> Fold:
             raise ValueError(f"{where} has grade {outside[0]:g}; grades must be integers 0 .. {top}, the max_grade it "
                              "declares (raise max_grade, or fix the grade)")
         splits[split] = data if np.issubdtype(labels.dtype, np.integer) else \
-            dataclasses.replace(data, labels=labels.astype(np.int64), _padded={})
+            dataclasses.replace(data, labels=labels.astype(np.int64), _derived={})
     return one_grade_scale(dataclasses.replace(fold, **splits))
 
 
@@ -242,7 +242,7 @@ def one_grade_scale(fold: Fold) -> Fold:
         warnings.warn(f"{fold.name}: grade {top} appears in the {' and '.join(higher)} split(s) but not in train "
                       f"(highest {fold.train.max_grade}); the users take the data set's grade table (0 .. {top}); if "
                       "that grade is a typo, fix it in the file", DataWarning, stacklevel=2)
-    return dataclasses.replace(fold, **{s: dataclasses.replace(getattr(fold, s), max_grade=top, _padded={})
+    return dataclasses.replace(fold, **{s: dataclasses.replace(getattr(fold, s), max_grade=top, _derived={})
                                         for s in ("train", "vali", "test")})
 
 

@@ -81,7 +81,7 @@ def _require_unchanged(fold, spec: RunSpec, data_dir) -> None:
     The splits' cached query tables (:meth:`RankingData.padded`, not in the fingerprint) are dropped either way,
     to be built again from the checked data."""
     for split in (fold.train, fold.vali, fold.test):
-        split._padded.clear()
+        split._derived.clear()
     if fold.fingerprint() == data_fingerprint(spec.dataset, spec.fold, data_dir):
         return
     from ..data.registry import _cached_fold
