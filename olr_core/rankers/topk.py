@@ -320,12 +320,13 @@ def compiled_update(features, w, s, shown_top, grades, model_top, gamma, eta, ra
         if code == 4:                                       # the smoothed gain as written: descend it
             for i in range(m):
                 g[i] = -g[i]
+    step = np.zeros(d)                                      # X^T g, each feature's sum over documents in order,
+    for i in range(m):                                      # read row by row (the features' memory order)
+        for f in range(d):
+            step[f] += g[i] * features[i, f]
     norm = 0.0
     for f in range(d):
-        step = 0.0
-        for i in range(m):
-            step += g[i] * features[i, f]
-        w[f] -= eta * step
+        w[f] -= eta * step[f]
         norm += w[f] * w[f]
     norm = np.sqrt(norm)
     if norm > radius:
