@@ -22,13 +22,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import statistics
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-from common import data_dir, idle_and_busy, olr_run_seconds
+from common import compare_trees, data_dir, idle_and_busy, olr_run_seconds, page_cost
 
 from olr_core.reproductions.topk.experiments import USERS
 
@@ -148,27 +147,6 @@ def _time_run(tree: str, kind: tuple, root: str | None) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _compare_run(kind: tuple, root: str | None, trees: dict) -> dict:
-    runs: dict = {name: [] for name in trees}
-    for _ in range(REPEATS):                                                       # interleaved
-        for name, tree in trees.items():
-            runs[name].append(_time_run(tree, kind, root))
-    row = {f"{name}_cpu_seconds": round(statistics.median(t["seconds"] for t in timings), 3)
-           for name, timings in runs.items()}
-    if "before" in trees:
-        row["speedup"] = round(row["before_cpu_seconds"] / row["after_cpu_seconds"], 2)
-        row["identical"] = len({t["digest"] for timings in runs.values() for t in timings}) == 1
-    return row
-
-
-def _page_cost(counts: Counter, rows: dict, trees: dict) -> dict:
-    """A page's runs and their CPU seconds in each tree (runs of a kind times its median), and the saving."""
-    cost = {name: sum(n * rows[_label(kind)][f"{name}_cpu_seconds"] for kind, n in counts.items()) for name in trees}
-    out = {"runs": sum(counts.values()), **{f"{name}_cpu_seconds": round(v, 1) for name, v in cost.items()}}
-    if "before" in trees:
-        out["estimated_saving_cpu_seconds"] = round(cost["before"] - cost["after"], 1)
-    return out
-
 
 def topk_runs() -> dict:
     """CPU seconds per run of each kind of top-k run of the quick book, before and after, and per page."""
@@ -177,12 +155,13 @@ def topk_runs() -> dict:
     trees = {"after": str(Path(__file__).resolve().parents[1]), **({"before": baseline} if baseline else {})}
     pages = quick_book_runs(root)
     kinds = sorted({k for counts in pages.values() for k in counts})
-    rows = {_label(kind): _compare_run(kind, root, trees) for kind in kinds}
+    rows = {_label(kind): compare_trees(lambda tree, kind=kind: _time_run(tree, kind, root), trees, REPEATS)
+            for kind in kinds}
     results: dict = {"timing": f"CPU seconds of one run (seed 0, after a 300-round warm-up run, the fold loaded) in "
                                f"a fresh process, one BLAS thread, median of {REPEATS} interleaved",
                      "baseline": baseline or "none", "runs": rows}
     for page, counts in pages.items():
-        results[page] = _page_cost(counts, rows, trees)
+        results[page] = page_cost(counts, rows, trees, _label)
     results["total"] = {key: round(sum(results[page][key] for page in pages), 1) for key in results[next(iter(pages))]}
     if baseline:
         results["identical"] = all(row["identical"] for row in rows.values())
