@@ -142,8 +142,8 @@ def _spec_fields(kind: tuple) -> dict:
 
 def _time_run(tree: str, kind: tuple, root: str | None) -> dict:
     env = {**os.environ, "PYTHONPATH": tree, "OPENBLAS_NUM_THREADS": "1", "OLR_BLAS_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([_spec_fields(kind), root])], env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([_spec_fields(kind), root])], env=env, cwd=tree,
+                         capture_output=True, text=True, check=True).stdout     # (cwd: first on python -c's path)
     return json.loads(out.strip().splitlines()[-1])
 
 
