@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from common import data_dir, olr_run_seconds
+from common import compare_trees, data_dir, olr_run_seconds, page_cost
 
 from olr_core.data import load_library
 from olr_core.library_loop import run_library
@@ -135,22 +134,10 @@ def quick_book_runs(root: str | None) -> dict[str, Counter]:
 
 def _time_run(tree: str, kind: tuple, root: str | None) -> dict:
     env = {**os.environ, "PYTHONPATH": tree, "OPENBLAS_NUM_THREADS": "1", "OLR_BLAS_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([*kind, root])], env=env, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([*kind, root])], env=env, cwd=tree,
+                         capture_output=True, text=True, check=True).stdout     # (cwd: first on python -c's path)
     return json.loads(out.strip().splitlines()[-1])
 
-
-def _compare_run(kind: tuple, root: str | None, trees: dict) -> dict:
-    runs: dict = {name: [] for name in trees}
-    for _ in range(REPEATS):                                                       # interleaved
-        for name, tree in trees.items():
-            runs[name].append(_time_run(tree, kind, root))
-    row = {f"{name}_cpu_seconds": round(statistics.median(t["seconds"] for t in timings), 3)
-           for name, timings in runs.items()}
-    if "before" in trees:
-        row["speedup"] = round(row["before_cpu_seconds"] / row["after_cpu_seconds"], 2)
-        row["identical"] = len({t["digest"] for timings in runs.values() for t in timings}) == 1
-    return row
 
 
 def library_runs() -> dict:
@@ -160,26 +147,18 @@ def library_runs() -> dict:
     trees = {"after": str(Path(__file__).resolve().parents[1]), **({"before": baseline} if baseline else {})}
     pages = quick_book_runs(root)
     kinds = sorted({k for counts in pages.values() for k in counts}, key=lambda k: (k[1], k[0], k[2]))
-    rows = {f"{a} {d} {n}": _compare_run((a, d, n), root, trees) for a, d, n in kinds}
+    rows = {f"{a} {d} {n}": compare_trees(lambda tree, kind=(a, d, n): _time_run(tree, kind, root), trees, REPEATS)
+            for a, d, n in kinds}
     results: dict = {"timing": f"CPU seconds of one run (seed 0, after a warm-up run) in a fresh process, one BLAS "
                                f"thread, median of {REPEATS} interleaved", "baseline": baseline or "none",
                      "runs": rows}
     for page, counts in pages.items():
-        results[page] = _page_cost(counts, rows, trees)
+        results[page] = page_cost(counts, rows, trees, lambda kind: "{} {} {}".format(*kind))
     results["total"] = {key: round(sum(results[page][key] for page in pages), 1) for key in results[next(iter(pages))]}
     if baseline:
         results["identical"] = all(row["identical"] for row in rows.values())
     return results
 
-
-def _page_cost(counts: Counter, rows: dict, trees: dict) -> dict:
-    """A page's runs and their CPU seconds in each tree (runs of a kind times its median), and the saving."""
-    cost = {name: sum(n * rows[f"{a} {d} {r}"][f"{name}_cpu_seconds"] for (a, d, r), n in counts.items())
-            for name in trees}
-    out = {"runs": sum(counts.values()), **{f"{name}_cpu_seconds": round(v, 1) for name, v in cost.items()}}
-    if "before" in trees:
-        out["estimated_saving_cpu_seconds"] = round(cost["before"] - cost["after"], 1)
-    return out
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -57,3 +58,29 @@ def idle_and_busy(rate) -> tuple[float, float]:
         busy_process.kill()
         busy_process.wait()
     return idle, busy
+
+
+def compare_trees(time_run, trees: dict[str, str], repeats: int = 3) -> dict:
+    """``time_run(tree)`` (a run in a fresh process: ``{"seconds", "digest"}``) in each tree, the trees interleaved
+    ``repeats`` times: each tree's median CPU seconds and, with a ``before`` tree, the speedup and whether every
+    run's digest was the same."""
+    runs: dict = {name: [] for name in trees}
+    for _ in range(repeats):                                                       # interleaved
+        for name, tree in trees.items():
+            runs[name].append(time_run(tree))
+    row = {f"{name}_cpu_seconds": round(statistics.median(t["seconds"] for t in timings), 3)
+           for name, timings in runs.items()}
+    if "before" in trees:
+        row["speedup"] = round(row["before_cpu_seconds"] / row["after_cpu_seconds"], 2)
+        row["identical"] = len({t["digest"] for timings in runs.values() for t in timings}) == 1
+    return row
+
+
+def page_cost(counts, rows: dict, trees: dict, label) -> dict:
+    """A page's runs and their CPU seconds in each tree (``counts[kind]`` runs of a kind times the median of
+    ``rows[label(kind)]``), and the saving."""
+    cost = {name: sum(n * rows[label(kind)][f"{name}_cpu_seconds"] for kind, n in counts.items()) for name in trees}
+    out = {"runs": sum(counts.values()), **{f"{name}_cpu_seconds": round(v, 1) for name, v in cost.items()}}
+    if "before" in trees:
+        out["estimated_saving_cpu_seconds"] = round(cost["before"] - cost["after"], 1)
+    return out

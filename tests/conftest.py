@@ -44,10 +44,11 @@ def _truncate(path, size=100):
     path.write_bytes(path.read_bytes()[:size])
 
 
-def assert_compiled_replays_protocol(name, params, fold, user, rounds, seeds, eval_every):
+def assert_compiled_replays_protocol(name, params, fold, user, rounds, seeds, eval_every, model=("theta", "lr")):
     """Run ``name`` with ``params`` on ``fold`` against ``user`` once in its compiled rounds and once through the
-    protocol, per seed: the compiled rounds must be offered, and every stored array, the final weights and the
-    learning rate must be equal to the last bit. Returns [(compiled ranker, protocol ranker, compiled trace)]."""
+    protocol, per seed: the compiled rounds must be offered, and every stored array and the ranker's final
+    ``model`` attributes (the weights, the learning rate or round count) must be equal to the last bit. Returns
+    [(compiled ranker, protocol ranker, compiled trace)]."""
     from olr_core.loop import run_online
     from olr_core.rankers import make_ranker
 
@@ -63,6 +64,8 @@ def assert_compiled_replays_protocol(name, params, fold, user, rounds, seeds, ev
         for key, value in fast.arrays().items():
             assert value.tobytes() == slow.arrays()[key].tobytes(), (seed, key)
         # the model too: a last-bit slip in theta would not show in the NDCGs for a while
-        assert compiled.theta.tobytes() == protocol.theta.tobytes() and compiled.lr == protocol.lr
+        for attribute in model:
+            fast_value, slow_value = (np.asarray(getattr(r, attribute)) for r in (compiled, protocol))
+            assert fast_value.tobytes() == slow_value.tobytes(), (seed, attribute)
         out.append((compiled, protocol, fast))
     return out

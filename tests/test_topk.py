@@ -22,6 +22,8 @@ from olr_core.rankers.topk import (
 )
 from olr_core.users import TopKRelevanceUser, make_user
 
+from .conftest import assert_compiled_replays_protocol
+
 S = np.array([0.3, -0.2, 0.25, 0.9])
 R = np.array([2.0, 0.0, 1.0, 3.0])
 
@@ -260,3 +262,106 @@ def test_comparators_computed_on_the_workers_are_the_ones_the_regret_curve_reads
     serial = [topk.analysis.comparators(s.algorithm.removeprefix("topk_"), train, 320, s.seed, tuple(horizons), 1.0)
               for s in specs]
     assert all(np.array_equal(a, b) for a, b in zip(parallel, serial))
+
+
+# -- the compiled rounds (RTopKF.compiled_rounds) replay the protocol to the last bit --------------------------------
+
+COMPILED_CASES = [("topk_squared", {}, "top1"), ("topk_kl", {}, "top1"), ("topk_ranksvm", {}, "top2"),
+                  ("topk_smoothdcg", {}, "top1"), ("topk_smoothdcg", {"surrogate": "smoothdcg_gain"}, "top1"),
+                  ("topk_kl", {"eta0": 0.1}, "top2"), ("topk_squared", {"k": 3, "gamma0": 0.9}, "top3"),
+                  ("topk_ranksvm", {"k": 4, "gamma0": 0.5, "eta0": 0.1}, "top5")]
+
+
+@pytest.mark.parametrize("dataset", ["synth-mslr", "synth-mq"])
+@pytest.mark.parametrize("name,params,user", COMPILED_CASES)
+def test_compiled_rounds_replay_the_protocol_bit_for_bit(name, params, user, dataset, monkeypatch):
+    """Whole runs, compiled and through the protocol: every stored array, w and t equal to the last bit, over
+    evaluation blocks of several lengths and chunks that end inside a block's run (synth-mslr has queries of more
+    than ONE_SORT_FROM documents, where rank_by_scores sorts once; a high gamma0 explores in most rounds)."""
+    from olr_core import loop
+
+    monkeypatch.setattr(loop, "CHUNK_ROUNDS", 700)                    # chunks of 700 rounds: several per run
+    fold = load_fold(dataset)
+    for eval_every, seeds in ((100, (0, 3)), (7, (1,))):
+        assert_compiled_replays_protocol(name, params, fold, make_user(user, fold.train.max_grade), 1500, seeds,
+                                         eval_every, model=("w", "t"))
+
+
+def test_rounds_the_kernel_declines_are_played_by_the_protocol(monkeypatch):
+    """Every third round handed back (as a non-finite score or tied uniforms would be): the generator is set back
+    to that round's draws, the protocol plays it, and the run is still the protocol's to the last bit."""
+    from olr_core.rankers import topk
+
+    kernel = topk.rtopkf_round
+    calls = []
+
+    def declining(*args):
+        calls.append(1)
+        return -1.0 if len(calls) % 3 == 0 else kernel(*args)
+
+    monkeypatch.setattr(topk, "rtopkf_round", declining)
+    fold = load_fold("synth-mq")
+    assert_compiled_replays_protocol("topk_kl", {"gamma0": 0.5}, fold, make_user("top1", 2), 400, (0,), 31,
+                                     model=("w", "t"))
+    assert len(calls) == 400
+
+
+def test_the_kernel_declines_non_finite_scores_and_tied_uniforms():
+    """-1 and nothing changed for a score that is not finite or uniforms that tie where they decide the shown list;
+    a tie below the shown list's end is harmless (the shown order is argsort(-uniform)'s whatever the sort)."""
+    from olr_core.rankers.topk import _uniform_top, rtopkf_round
+
+    rng = np.random.default_rng(5)
+    X, labels = rng.random((6, 3)), np.array([0, 1, 2, 0, 1, 2])
+    for s, uniform in ((np.array([0.1, np.nan, 0, 0, 0, 0]), rng.random(6)),
+                       (np.array([0.1, np.inf, 0, 0, 0, 0]), rng.random(6)),
+                       (X @ np.ones(3), np.array([0.5, 0.9, 0.1, 0.9, 0.2, 0.3]))):
+        w, shown = np.ones(3), np.full(4, -7, dtype=np.int32)
+        draws = np.concatenate([rng.random(6), [0.0], uniform])          # 0.0 < gamma: explore
+        assert rtopkf_round(X, w, s, draws, 0, labels, 0.1, 0.1, 1.0, 0, 0.01, 1, shown) == -1.0
+        assert (w == 1).all() and (shown == -7).all()
+    uniform = np.array([0.5, 0.9, 0.1, 0.8, 0.1, 0.3])
+    np.testing.assert_array_equal(_uniform_top(uniform, 3), np.argsort(-uniform)[:3])     # tie at 0.1 below: fine
+    assert len(_uniform_top(uniform, 5)) == 0                                            # tie at 5th/6th: declined
+    uniform = rng.random(200)
+    for c in (1, 10, 199, 200, 300):
+        np.testing.assert_array_equal(_uniform_top(uniform, c), np.argsort(-uniform)[:c])
+
+
+def test_the_model_order_is_lexsort_of_noise_and_minus_scores():
+    from olr_core.rankers.topk import _model_top
+
+    rng = np.random.default_rng(2)
+    for m in (1, 5, 40, 150):
+        s = rng.integers(0, 4, m) * 0.5                                    # many ties
+        s[rng.random(m) < 0.2] = -0.0
+        noise = rng.random(m)
+        noise[: m // 2] = noise[0]                                         # ties in the noise too: index decides
+        for c in (1, 3, 10, m):
+            c = min(c, m)
+            np.testing.assert_array_equal(_model_top(s, noise, c), np.lexsort((noise, -s))[:c])
+
+
+def test_compiled_rounds_are_offered_only_to_the_plain_class_and_the_top_k_user():
+    fold = load_fold("synth-mq-5g")
+
+    class Subclass(type(make_ranker("topk_kl"))):
+        pass
+
+    def offer(ranker, user):
+        ranker.start(fold.train, np.random.default_rng(0))
+        return ranker.compiled_rounds(user, fold.train, 10)
+
+    assert offer(make_ranker("topk_kl"), make_user("top1", 4)) is not None
+    assert offer(make_ranker("topk_ranksvm"), make_user("top3", 4)) is not None
+    assert offer(Subclass(), make_user("top1", 4)) is None
+    assert offer(make_ranker("topk_ranksvm"), make_user("top1", 4)) is None
+
+    @dataclasses.dataclass(frozen=True)
+    class OtherTopK(TopKRelevanceUser):
+        pass
+
+    assert offer(make_ranker("topk_kl"), OtherTopK(1)) is None
+    ranker = make_ranker("topk_kl")
+    ranker.start(fold.train, np.random.Generator(np.random.MT19937(0)))
+    assert ranker.compiled_rounds(make_user("top1", 4), fold.train, 10) is None

@@ -32,6 +32,7 @@ from numba import njit
 from ..data.ranking_data import Query
 from ..metrics import rank_by_scores
 from ..params import Param, ParameterError, between, choice, positive
+from ..users import TopKRelevanceUser
 from .base import Display, LinearRanker
 
 
@@ -319,17 +320,149 @@ def compiled_update(features, w, s, shown_top, grades, model_top, gamma, eta, ra
         if code == 4:                                       # the smoothed gain as written: descend it
             for i in range(m):
                 g[i] = -g[i]
+    step = np.zeros(d)                                      # X^T g, each feature's sum over documents in order,
+    for i in range(m):                                      # read row by row (the features' memory order)
+        for f in range(d):
+            step[f] += g[i] * features[i, f]
     norm = 0.0
     for f in range(d):
-        step = 0.0
-        for i in range(m):
-            step += g[i] * features[i, f]
-        w[f] -= eta * step
+        w[f] -= eta * step[f]
         norm += w[f] * w[f]
     norm = np.sqrt(norm)
     if norm > radius:
         for f in range(d):
             w[f] *= radius / norm
+
+
+@njit(cache=True)
+def _model_first(s, noise, a, b):
+    """Document a before b in the model's order, ``np.lexsort((noise, -s))``: higher score, then lower noise, then
+    lower index."""
+    return s[a] > s[b] or (s[a] == s[b] and (noise[a] < noise[b] or (noise[a] == noise[b] and a < b)))
+
+
+@njit(cache=True)
+def _model_top(s, noise, c):
+    """The first ``c`` documents of ``np.lexsort((noise, -s))`` (scores all finite), by insertion into a sorted
+    buffer: the order is a strict total one, so its top c are those of the full sort."""
+    top = np.empty(c, dtype=np.int64)
+    filled = 0
+    for i in range(len(s)):
+        if filled == c and not _model_first(s, noise, i, top[c - 1]):
+            continue
+        r = filled if filled < c else c - 1
+        while r > 0 and _model_first(s, noise, i, top[r - 1]):
+            if r < c:
+                top[r] = top[r - 1]
+            r -= 1
+        top[r] = i
+        filled = min(filled + 1, c)
+    return top
+
+
+@njit(cache=True)
+def _uniform_top(uniform, c):
+    """The first ``c`` documents of ``np.argsort(-uniform)``, or an empty array when a tie among the values that
+    decide them leaves that order to the sort's implementation (argsort's default sort is not stable)."""
+    m = len(uniform)
+    need = min(c + 1, m)                                    # the top c, and the best of the rest below them
+    top = np.empty(need, dtype=np.int64)
+    filled = 0
+    for i in range(m):
+        u = uniform[i]
+        if filled == need and not u > uniform[top[need - 1]]:
+            continue
+        r = filled if filled < need else need - 1
+        while r > 0 and u > uniform[top[r - 1]]:
+            if r < need:
+                top[r] = top[r - 1]
+            r -= 1
+        top[r] = i
+        filled = min(filled + 1, need)
+    for r in range(1, need):
+        if not uniform[top[r]] < uniform[top[r - 1]]:
+            return np.empty(0, dtype=np.int64)
+    return top[: min(c, m)]
+
+
+@njit(cache=True)
+def rtopkf_round(X, w, s, draws, at, labels, gamma, eta, radius, code, epsilon, k, shown_out_t):
+    """One RTop-kF round once its scores ``s = X @ w`` are known, from its draws ``draws[at: at + 2m + 1]`` (the
+    protocol's ``rng.random(m)`` of :func:`rank_by_scores`, ``rng.random()`` and ``rng.random(m)`` of
+    :meth:`RTopKF.rank`): the model's order (lexsort of the noise and -s), explore with probability ``gamma``
+    (lines 5-6: the order of the uniforms then), the shown list into ``shown_out_t`` and the update of
+    :func:`compiled_update` from the grades of its top k. Returns 1.0 (explored) or 0.0, or -1.0 having changed
+    nothing when the protocol must play the round: a score that is not finite, or tied uniforms."""
+    m, c = X.shape[0], min(shown_out_t.shape[0], X.shape[0])
+    for i in range(m):
+        if not np.isfinite(s[i]):
+            return -1.0
+    noise = draws[at: at + m]
+    explore = draws[at + m] < gamma
+    model = _model_top(s, noise, c)
+    shown = _uniform_top(draws[at + m + 1: at + 2 * m + 1], c) if explore else model
+    if len(shown) < c:
+        return -1.0
+    shown_out_t[:c] = shown
+    kk = min(k, m)
+    model_top = np.zeros(m, dtype=np.bool_)
+    grades = np.empty(kk)
+    for r in range(kk):
+        model_top[model[r]] = True
+        grades[r] = labels[shown[r]]
+    compiled_update(X, w, s, shown[:kk], grades, model_top, gamma, eta, radius, code, epsilon)
+    return 1.0 if explore else 0.0
+
+
+class CompiledRTopKF:
+    """Plays blocks of rounds of a plain :class:`RTopKF` against a :class:`~olr_core.users.TopKRelevanceUser`,
+    identical to the protocol path number for number (``tests/test_topk.py`` compares the two): the block's draws
+    from the ranker's generator taken at once (the same numbers in the same order), each round's scores by the
+    protocol's own numpy GEMV, the rest of the round in one compiled call (:func:`rtopkf_round`). A round that call
+    declines is played by the protocol itself, the generator set back to where that round's draws begin."""
+
+    def __init__(self, ranker: RTopKF, user, train, cutoff: int):
+        self.ranker, self.user, self.train = ranker, user, train
+        self.labels = np.ascontiguousarray(train.labels, dtype=np.int64)
+        self.code = SURROGATE_CODES[ranker.surrogate.name]
+        self.epsilon = getattr(ranker.surrogate, "epsilon", 1.0)
+
+    def play(self, queries: np.ndarray, user_rng: np.random.Generator, shown_out: np.ndarray) -> dict:
+        """One round per query; fills ``shown_out``; returns whether each round explored (RTopKF.rank's stats)."""
+        r, offsets, features = self.ranker, self.train.offsets, self.train.features
+        lo, hi = offsets[queries], offsets[queries + 1]
+        starts = np.concatenate([[0], np.cumsum(2 * (hi - lo) + 1)]).tolist()
+        generator = r.rng.bit_generator
+        before = generator.state
+        draws = r.rng.random(starts[-1])                    # every round's three draws of rank, at once
+        after = None
+        explored = np.empty(len(queries))
+        for t, (a, b) in enumerate(zip(lo.tolist(), hi.tolist())):
+            X = features[a:b]
+            s = X @ r.w                                     # LinearRanker.score: the same GEMV, the same bits
+            step = r.t + 1
+            e = rtopkf_round(X, r.w, s, draws, starts[t], self.labels[a:b], r.gamma(step),
+                             r.eta0 / step ** r.eta_power, r.radius, self.code, self.epsilon, r.k, shown_out[t])
+            if e < 0:
+                after = after or generator.state
+                generator.state = before
+                generator.advance(starts[t])
+                e = self._protocol_round(int(queries[t]), user_rng, shown_out[t])
+            else:
+                r.t = step
+            explored[t] = e
+        if after is not None:
+            generator.state = after
+        return {"explored": explored}
+
+    def _protocol_round(self, q: int, user_rng, shown_out_t: np.ndarray) -> float:
+        """The round as :class:`olr_core.loop.ProtocolRounds` plays it."""
+        query, r = self.train.query(q), self.ranker
+        display = r.rank(query)
+        shown = display.ranking[: len(shown_out_t)]
+        shown_out_t[: len(shown)] = shown
+        r.learn(query, display, self.user(query, shown, user_rng))
+        return display.stats["explored"]
 
 
 class RTopKF(_ProjectedOGD):
@@ -359,6 +492,14 @@ class RTopKF(_ProjectedOGD):
 
     def gamma(self, t: int) -> float:
         return self.gamma0 / t ** self.gamma_power
+
+    def compiled_rounds(self, user, train, cutoff: int):
+        """:class:`CompiledRTopKF` for this class itself against a top-k label user revealing at least k grades
+        (the loop checks that) and the ranker's generator a PCG64 (its draws can be skipped over); otherwise None."""
+        plain = type(self) is RTopKF and type(user) is TopKRelevanceUser and user.k >= self.k
+        if not plain or type(self.rng.bit_generator) is not np.random.PCG64:
+            return None
+        return CompiledRTopKF(self, user, train, cutoff)
 
     def rank(self, query: Query) -> Display:
         """Lines 4-6: the model's order with probability 1 - gamma_t, else a uniformly random one."""
