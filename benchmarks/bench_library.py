@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from common import compare_trees, data_dir, olr_run_seconds, page_cost
+from common import compare_trees, data_dir, olr_run_seconds, page_cost, run_in_tree
 
 from olr_core.data import load_library
 from olr_core.library_loop import run_library
@@ -133,10 +132,7 @@ def quick_book_runs(root: str | None) -> dict[str, Counter]:
 
 
 def _time_run(tree: str, kind: tuple, root: str | None) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree, "OPENBLAS_NUM_THREADS": "1", "OLR_BLAS_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([*kind, root])], env=env, cwd=tree,
-                         capture_output=True, text=True, check=True).stdout     # (cwd: first on python -c's path)
-    return json.loads(out.strip().splitlines()[-1])
+    return run_in_tree(tree, RUN, [*kind, root])
 
 
 

@@ -22,12 +22,11 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-from common import compare_trees, data_dir, idle_and_busy, olr_run_seconds, page_cost
+from common import compare_trees, data_dir, idle_and_busy, olr_run_seconds, page_cost, run_in_tree
 
 from olr_core.reproductions.topk.experiments import USERS
 
@@ -141,10 +140,7 @@ def _spec_fields(kind: tuple) -> dict:
 
 
 def _time_run(tree: str, kind: tuple, root: str | None) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree, "OPENBLAS_NUM_THREADS": "1", "OLR_BLAS_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", RUN, json.dumps([_spec_fields(kind), root])], env=env, cwd=tree,
-                         capture_output=True, text=True, check=True).stdout     # (cwd: first on python -c's path)
-    return json.loads(out.strip().splitlines()[-1])
+    return run_in_tree(tree, RUN, [_spec_fields(kind), root])
 
 
 

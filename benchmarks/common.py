@@ -60,6 +60,16 @@ def idle_and_busy(rate) -> tuple[float, float]:
     return idle, busy
 
 
+def run_in_tree(tree: str, script: str, payload) -> dict:
+    """The JSON ``script`` prints last, run by ``python -c`` in a fresh process on ``tree``'s code (one BLAS
+    thread), given ``payload`` as its one argument. The process starts in ``tree``: python -c puts the working
+    directory first on the path, so started elsewhere it would time that folder's code."""
+    env = {**os.environ, "PYTHONPATH": tree, "OPENBLAS_NUM_THREADS": "1", "OLR_BLAS_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", script, json.dumps(payload)], env=env, cwd=tree,
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def compare_trees(time_run, trees: dict[str, str], repeats: int = 3) -> dict:
     """``time_run(tree)`` (a run in a fresh process: ``{"seconds", "digest"}``) in each tree, the trees interleaved
     ``repeats`` times: each tree's median CPU seconds and, with a ``before`` tree, the speedup and whether every
