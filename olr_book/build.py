@@ -90,7 +90,7 @@ class Build:
             del self.running[page]
             outcome = process.finish(ResultStore(self.context.results_dir))
             if outcome is None:
-                self.failure = self.failure or (page, process.output_tail())
+                self.failure = self.failure or (page, process.failure())
                 continue
             self.finished[page] = outcome
             record_execution(Path(self.context.root), page, self.context.profile, process.job.parameters,
