@@ -25,6 +25,17 @@ def flush_stale_cache(dispatcher, *modules) -> None:
         dispatcher._cache.flush()
 
 
+UNIT_ROUNDOFF = 2.0 ** -53
+
+
+@njit(cache=True)
+def summation_gamma(d):
+    """gamma_d = d u / (1 - d u): a sum of d products in any order (FMA included) is within gamma_d sum |x_k v_k|
+    of the exact value (Higham, *Accuracy and Stability of Numerical Algorithms*, eq. 3.5); the rounding
+    certificates of the BLAS scores (dueling rounds, batched evaluation) rest on it."""
+    return d * UNIT_ROUNDOFF / (1.0 - d * UNIT_ROUNDOFF)
+
+
 @njit(cache=True)
 def _better(i, j, scores, keys):
     """Document i ranks above j: higher score, or equal score and higher random key."""

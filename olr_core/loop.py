@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .data.ranking_data import Fold, RankingData
-from .kernels import certified_segment_ndcg, segment_ndcg
+from .kernels import certified_segment_ndcg, segment_ndcg, summation_gamma
 from .metrics import _discounts, cosine_similarity, cumulative_online, ideal_dcg_rows, padded_gains
 from .threads import blas_threads
 
@@ -317,7 +317,6 @@ def _non_finite(ranker, t: int) -> NonFiniteModelError:
 
 
 BUILT_IN = "olr_core.rankers."
-UNIT_ROUNDOFF = 2.0 ** -53
 SAFE_REACH = 1e300            # max_i sum_k |x_ik v_k| below this: no score of the product can overflow
 GIVE_UP_AFTER = 8             # evaluations the GEMV recomputed (and more than half of them) before a run stops batching
 
@@ -350,7 +349,7 @@ class BatchedEvaluation:
         self.offline, self.width = offline, width
         self.query_max = data.derived("query_max_abs", _query_max_abs)
         d = data.features.shape[1]
-        gamma = d * UNIT_ROUNDOFF / (1.0 - d * UNIT_ROUNDOFF)
+        gamma = summation_gamma(d)
         self.relative = 4.0 * gamma * (1.0 + 1e-6)      # (1e-6: the rounding of the bound's own arithmetic)
         self.absolute = 4.0 * d * 2.0 ** -1074          # (products that underflow: an absolute error each)
         self.pending: list = []

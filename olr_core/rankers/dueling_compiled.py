@@ -30,7 +30,7 @@ from numba import njit
 
 from .. import click_models, kernels
 from ..click_models import chain_clicks, compiled_user_arguments, examination_clicks, flip_clicks
-from ..kernels import flush_stale_cache, segment_top_k
+from ..kernels import flush_stale_cache, segment_top_k, summation_gamma
 from . import interleaving, projection, scorers
 from .interleaving import _alias_tables, _convolve_margins, _mean_sampled_signs, _probabilistic_scored, _team_draft
 from .projection import dsp_direction, last_examined_position, remember_rows, stack_space
@@ -125,10 +125,9 @@ def blas_scores(X, thetas, copies, has_copies, x_square=-1.0):
         for i in range(n):
             if copies[i] != i:
                 scores[:, i] = scores[:, copies[i]]
-    u = 2.0 ** -53
     if x_square < 0:
         x_square = _largest_square(X)
-    scale = 4.0 * (d * u / (1.0 - d * u)) * (1.0 + 1.0 / 64) * np.sqrt(x_square)
+    scale = 4.0 * summation_gamma(d) * (1.0 + 1.0 / 64) * np.sqrt(x_square)
     margin = np.empty(len(thetas))
     for j in range(len(thetas)):
         margin[j] = scale * np.sqrt(_largest_square(thetas[j:j + 1])) + d * 2.0 ** -1070
