@@ -39,7 +39,7 @@ def page_dependencies(pages: list[Page]) -> dict[str, set[str]]:
 def page_job(context: BuildContext, page: Page, overrides: dict | None = None, target: Path | None = None) -> PageJob:
     """The page's job at the context's profile, its parameters checked (names, types, ranges)."""
     params = planned_parameters(Path(context.root), page, context.profile, overrides)
-    target = target or Path(context.root) / "book" / "generated" / page.notebook
+    target = target or Path(context.root) / "book" / "generated" / page.executed_name
     return PageJob(context, page.name, page.notebook, params, dict(overrides or {}), str(target))
 
 
@@ -192,7 +192,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
     everything = load_pages(root)
     pages = select_pages(everything, only)
     if edition == "student" and not only:
-        pages = [p for p in pages if not (root / "book" / "generated" / p.notebook).exists()]
+        pages = [p for p in pages if not (root / "book" / "generated" / p.executed_name).exists()]
     if overrides and not only:
         raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
     jobs = [page_job(context, page, overrides) for page in pages]
