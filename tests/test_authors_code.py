@@ -1,0 +1,122 @@
+"""The authors'-code results file: its validation (a corrupt file refused in one line), the stored DSP file
+read and checked, the fidelity table on a constructed file, and the driver against a checkout when one is
+named (skipped otherwise)."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from olr_core.reproductions.authors_code import (
+    EXPLAIN_SD,
+    AuthorsCodeFileError,
+    fidelity_table,
+    load_runs,
+    validate,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+STORED = REPO / "olr_core" / "reproductions" / "dsp" / "authors_code.json"
+
+
+def _record(runs):
+    return {"repository": "HCDM/OnlineLearningToRank", "commit": "0" * 40, "command": "python x", "date": "2026-01-01",
+            "shims": {"seed": "ours"}, "machine": "x86_64 Linux", "runs": runs}
+
+
+def _run(algorithm, click_model, fold, seed, online, offline=0.5):
+    return {"algorithm": algorithm, "click_model": click_model, "fold": fold, "seed": seed, "impressions": 10_000,
+            "online": online, "offline": offline}
+
+
+GOOD = _record([_run("dbgd", "navigational", 1, s, 800.0 + s) for s in range(3)])
+
+
+@pytest.mark.parametrize("corrupt, says", [
+    (lambda r: r.pop("commit"), "missing provenance: commit"),
+    (lambda r: r.update(runs="none"), "missing provenance: runs"),
+    (lambda r: r["runs"][1].update(online=float("nan")), "run 1: online"),
+    (lambda r: r["runs"][0].pop("fold"), "run 0: fold"),
+    (lambda r: r["runs"][2].update(seed=0), "stored twice"),
+])
+def test_a_corrupt_file_is_refused_in_one_line(tmp_path, corrupt, says):
+    record = copy.deepcopy(GOOD)
+    corrupt(record)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(AuthorsCodeFileError) as err:
+        load_runs(path)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_file_that_is_not_json_is_refused(tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(GOOD)[:-20])
+    with pytest.raises(AuthorsCodeFileError, match="not JSON"):
+        load_runs(path)
+
+
+def test_a_good_file_gives_its_provenance_and_runs(tmp_path):
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(GOOD))
+    provenance, runs = load_runs(path)
+    assert provenance["commit"] == "0" * 40 and "runs" not in provenance
+    assert runs["online"].tolist() == [800.0, 801.0, 802.0]
+
+
+def test_the_stored_dsp_results_are_valid_and_cover_their_cells():
+    provenance, runs = load_runs(STORED)
+    assert provenance["repository"] == "HCDM/OnlineLearningToRank" and len(provenance["commit"]) == 40
+    assert {"seed", "numpy_aliases", "sharedmem"} <= set(provenance["shims"])
+    assert set(runs["click_model"]) == {"perfect", "navigational", "informational"}
+    assert (runs["impressions"] == 10_000).all()
+    assert runs.groupby(["algorithm", "click_model"]).size().min() >= 5
+    assert runs["online"].between(0, 1 / (1 - 0.9995)).all() and runs["offline"].between(0, 1).all()
+
+
+def _frame(algorithm, click_model, values, metric="online"):
+    return pd.DataFrame({"algorithm": algorithm, "click_model": click_model, metric: values})
+
+
+def test_fidelity_flags_a_gap_beyond_half_their_sd_and_not_a_small_one():
+    rng = np.random.default_rng(0)
+    theirs = pd.concat([_frame("dbgd", "perfect", 800 + 10 * rng.standard_normal(15)),
+                        _frame("nsgd", "perfect", 800 + 10 * rng.standard_normal(15))])
+    ours = pd.concat([_frame("dbgd", "perfect", 800 + 10 * rng.standard_normal(15)),
+                      _frame("nsgd", "perfect", 840 + 10 * rng.standard_normal(15)),
+                      _frame("mgd", "perfect", 800 + 10 * rng.standard_normal(15))])
+    table = fidelity_table(ours, theirs, "online").set_index("algorithm")
+    assert list(table.index) == ["dbgd", "nsgd"]                    # only cells both sides ran
+    assert not table.loc["dbgd", "needs_explanation"] and table.loc["nsgd", "needs_explanation"]
+    nsgd = table.loc["nsgd"]
+    assert nsgd["low"] > EXPLAIN_SD * nsgd["their_sd"] and nsgd["low"] < nsgd["difference"] < nsgd["high"]
+    assert nsgd["difference"] == pytest.approx(nsgd["ours"] - nsgd["theirs"])
+
+
+def test_fidelity_interval_is_welchs():
+    ours, theirs = _frame("dbgd", "perfect", [1.0, 2.0, 3.0, 4.0]), _frame("dbgd", "perfect", [0.0, 0.0, 1.0, 5.0, 9.0])
+    row = fidelity_table(ours, theirs, "online").iloc[0]
+    from scipy import stats
+    expected = stats.ttest_ind([1, 2, 3, 4], [0, 0, 1, 5, 9], equal_var=False).confidence_interval(0.95)
+    assert (row["low"], row["high"]) == pytest.approx((expected.low, expected.high))
+    assert not row["needs_explanation"]
+
+
+@pytest.mark.skipif(not os.environ.get("OLR_AUTHORS_CHECKOUT") or not os.environ.get("OLR_REFERENCE_PYTHON"),
+                    reason="no checkout of HCDM/OnlineLearningToRank named (OLR_AUTHORS_CHECKOUT and "
+                           "OLR_REFERENCE_PYTHON): the driver cannot run their code")
+def test_the_driver_runs_their_code_and_writes_a_valid_file(tmp_path):
+    out = tmp_path / "runs.json"
+    command = [sys.executable, str(REPO / "benchmarks" / "authors_code.py"), "--algorithms", "dbgd",
+               "--click-models", "perfect", "--folds", "1", "--seeds", "1", "--impressions", "50", "--out", str(out),
+               "--commit", "0" * 40]
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'benchmarks'}"}
+    subprocess.run(command, check=True, env=env, capture_output=True)
+    _, runs = load_runs(out)
+    assert len(runs) == 1 and runs.loc[0, "impressions"] == 50
