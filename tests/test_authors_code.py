@@ -17,8 +17,11 @@ from olr_core.reproductions.authors_code import (
     EXPLAIN_SD,
     AuthorsCodeFileError,
     fidelity_table,
+    gap_lines,
     load_runs,
-    validate,
+    paper_differs,
+    paper_lines,
+    three_columns,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -120,3 +123,45 @@ def test_the_driver_runs_their_code_and_writes_a_valid_file(tmp_path):
     subprocess.run(command, check=True, env=env, capture_output=True)
     _, runs = load_runs(out)
     assert len(runs) == 1 and runs.loc[0, "impressions"] == 50
+
+
+def test_three_columns_adds_the_paper_and_names_each_gap_and_each_paper_difference():
+    rng = np.random.default_rng(1)
+    theirs = pd.concat([_frame("dbgd", "navigational", 800 + 20 * rng.standard_normal(15)),
+                        _frame("dbgd_dsp", "navigational", 820 + 20 * rng.standard_normal(15))])
+    ours = pd.concat([_frame("dbgd", "navigational", 880 + 20 * rng.standard_normal(15)),
+                      _frame("dbgd_dsp", "navigational", 820 + 20 * rng.standard_normal(15))])
+    paper = pd.DataFrame({"algorithm": ["dbgd", "dbgd_dsp"], "click_model": "navigational",
+                          "paper_mean": [800.0, 900.0], "paper_sd": [20.0, 20.0]})
+    table = three_columns(ours, theirs, paper, "online").set_index("algorithm")
+    assert table.loc["dbgd", "paper_vs_code_p"] > 0.05 > table.loc["dbgd_dsp", "paper_vs_code_p"]
+    lines = gap_lines(table.reset_index(), {("navigational", "dbgd"): "found: X, shown by run Y"}, "tried Z")
+    assert len(lines) == 1 and lines[0].startswith("navigational / dbgd")
+    assert lines[0].endswith("found: X, shown by run Y")
+    assert gap_lines(table.reset_index(), {}, "tried Z")[0].endswith("open: tried Z")
+    differs = paper_lines(table.reset_index())
+    assert len(differs) == 1 and differs[0].startswith("navigational / dbgd_dsp: the paper prints 900")
+
+
+def test_paper_differs_needs_two_runs_and_a_paper_number():
+    assert np.isnan(paper_differs([1.0], 1.0, 0.1)) and np.isnan(paper_differs([1.0, 2.0], float("nan"), 0.1))
+    assert paper_differs([10.0, 10.1, 9.9], 10.0, 0.1) > 0.5
+
+
+def test_the_explanation_threshold_is_half_their_sd_from_zero():
+    z = np.random.default_rng(2).standard_normal(15)
+    their = 800 + 10 * (z - z.mean()) / z.std(ddof=1)                    # s.d. exactly 10
+    half_width = 10 * np.sqrt(2 / 15) * __import__("scipy").stats.t.ppf(0.975, 28)
+    theirs = pd.concat([_frame("dbgd", "perfect", their), _frame("mgd", "perfect", their)])
+    ours = pd.concat([_frame("dbgd", "perfect", their + half_width + 5.5),    # interval 5.5 from zero: flagged
+                      _frame("mgd", "perfect", their - half_width - 4.5)])    # 4.5 from zero: not flagged
+    table = fidelity_table(ours, theirs, "online").set_index("algorithm")
+    assert table.loc["dbgd", "low"] == pytest.approx(5.5) and table.loc["mgd", "high"] == pytest.approx(-4.5)
+    assert table.loc["dbgd", "needs_explanation"] and not table.loc["mgd", "needs_explanation"]
+
+
+def test_paper_differs_is_welchs_test_against_the_papers_fifteen_runs():
+    from scipy import stats
+    runs = [800.0, 810.0, 790.0, 805.0, 795.0]
+    expected = stats.ttest_ind_from_stats(800.0, np.std(runs, ddof=1), 5, 830.0, 20.0, 15, equal_var=False).pvalue
+    assert paper_differs(runs, 830.0, 20.0) == pytest.approx(expected)

@@ -89,7 +89,59 @@ def fidelity_table(ours: pd.DataFrame, theirs: pd.DataFrame, metric: str) -> pd.
         sd = float(np.std(them, ddof=1))
         gap = max(interval.low, -interval.high, 0.0)          # distance of the interval from zero
         rows.append({"click_model": click_model, "algorithm": algorithm, "ours_runs": len(mine),
-                     "their_runs": len(them), "ours": float(mine.mean()), "theirs": float(them.mean()),
+                     "their_runs": len(them), "ours": float(mine.mean()), "ours_sd": float(np.std(mine, ddof=1)),
+                     "theirs": float(them.mean()),
                      "their_sd": sd, "difference": float(mine.mean() - them.mean()), "low": float(interval.low),
                      "high": float(interval.high), "needs_explanation": bool(gap > EXPLAIN_SD * sd)})
     return pd.DataFrame(rows)
+
+
+PAPER_RUNS = 15      # the DSP paper's runs per cell
+
+
+def paper_differs(theirs: pd.DataFrame, paper_mean: float, paper_sd: float, runs: int = PAPER_RUNS) -> float:
+    """p-value of Welch's test between their code's runs here and the paper's printed mean and s.d. over
+    ``runs`` runs (scipy.stats.ttest_ind_from_stats); NaN without a paper number or two runs of theirs."""
+    values = np.asarray(theirs, dtype=float)
+    if len(values) < 2 or not np.isfinite(paper_mean) or not np.isfinite(paper_sd):
+        return float("nan")
+    return float(stats.ttest_ind_from_stats(values.mean(), values.std(ddof=1), len(values), paper_mean, paper_sd,
+                                            runs, equal_var=False).pvalue)
+
+
+def three_columns(ours: pd.DataFrame, theirs: pd.DataFrame, paper: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per cell both sides ran: the paper's mean and s.d., their code's and ours (one row per run, column
+    ``metric``), the fidelity comparison of :func:`fidelity_table`, and the p-value of the paper's number
+    against their code's runs (:func:`paper_differs`). ``paper``: algorithm, click_model, paper_mean, paper_sd."""
+    table = fidelity_table(ours, theirs, metric)
+    if table.empty:
+        return table
+    table = table.merge(paper[["algorithm", "click_model", "paper_mean", "paper_sd"]],
+                        on=["algorithm", "click_model"], how="left")
+    groups = dict(iter(theirs.groupby(["click_model", "algorithm"])))
+    table["paper_vs_code_p"] = [paper_differs(groups[(row.click_model, row.algorithm)][metric], row.paper_mean,
+                                              row.paper_sd) for row in table.itertuples()]
+    return table
+
+
+DSP_RESULTS = Path(__file__).resolve().parent / "dsp" / "authors_code.json"
+
+
+def gap_lines(table: pd.DataFrame, notes: dict, open_note: str) -> list[str]:
+    """One line per cell that needs an explanation: the note for (click model, algorithm) from ``notes``
+    (a difference found, and the run that shows it) or ``open_note`` (what was tried)."""
+    lines = []
+    for row in table[table["needs_explanation"]].itertuples():
+        note = notes.get((row.click_model, row.algorithm), f"open: {open_note}")
+        lines.append(f"{row.click_model} / {row.algorithm}: ours minus theirs {row.difference:+.3g} "
+                     f"[{row.low:+.3g}, {row.high:+.3g}], their s.d. {row.their_sd:.3g}. {note}")
+    return lines
+
+
+def paper_lines(table: pd.DataFrame, level: float = 0.05) -> list[str]:
+    """One line per cell where the paper's printed number and their own code run here differ (Welch's test at
+    ``level``, the paper's 15 runs against ours of their code)."""
+    differs = table[table["paper_vs_code_p"] < level]
+    return [f"{row.click_model} / {row.algorithm}: the paper prints {row.paper_mean:.3g}, their code gives "
+            f"{row.theirs:.3g} here over {row.their_runs} runs (p = {row.paper_vs_code_p:.2g})"
+            for row in differs.itertuples()]

@@ -217,3 +217,14 @@ def ablation_effects(gains: pd.DataFrame) -> dict:
             "needed": [c.removeprefix("code-") for c, g in dropped.items() if g < code_gain / 2],
             "change": change, "top": change.abs().idxmax() if len(change) else None,
             "interaction": (code_gain - text_gain) - float(change.sum())}
+
+
+# Lines for the cells where ours and the authors' code run here differ beyond their noise
+# (olr_core.reproductions.authors_code.gap_lines): metric -> {(click model, algorithm): what was found, and the run
+# that shows it}. A flagged cell without a line is printed as open, with AUTHORS_CODE_OPEN.
+AUTHORS_CODE_NOTES: dict[str, dict[tuple[str, str], str]] = {"online": {}, "offline": {}}
+AUTHORS_CODE_OPEN = ("not yet traced. Same protocol on both sides (MQ2008 folds, 3-grade users with the stop drawn at "
+                     "every examined position, 10,000 queries, the code's learning rate, decay, probabilistic "
+                     "interleaving with 10,000 sampled credits and DSP sizes); the remaining differences are their "
+                     "reader's feature handling (40 features after dropping constant ones, per-query min-max) "
+                     "against ours (46), and random streams")
