@@ -117,6 +117,7 @@ def run(args) -> dict:
     out = Path(args.out)
     record = validate(json.loads(out.read_text())) if out.exists() else provenance(
         root, checkout_commit(root, args.commit), python, args.impressions)
+    record["note"] = args.note or record.get("note", "")
     done = {run_key(r) for r in record["runs"]}
     with tempfile.TemporaryDirectory() as tmp:
         folders = {f: write_fold(Path(data_dir()) / "mq2008", f, Path(tmp)) for f in args.folds}
@@ -144,5 +145,6 @@ if __name__ == "__main__":
     parser.add_argument("--folds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     parser.add_argument("--seeds", type=int, default=3, help="runs per fold (seeds 0 .. N-1)")
     parser.add_argument("--impressions", type=int, default=10_000)
+    parser.add_argument("--note", help="what was run and why (kept in the file, shown on the pages)")
     parser.add_argument("--out", default="olr_core/reproductions/dsp/authors_code.json")
     run(parser.parse_args())

@@ -78,10 +78,14 @@ def load_runs(path: str | Path) -> tuple[dict, pd.DataFrame]:
 def fidelity_table(ours: pd.DataFrame, theirs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per (click model, algorithm) cell present on both sides: runs, means, their s.d., ours minus theirs with
     Welch's 95 % interval, and whether the interval excludes zero by more than EXPLAIN_SD of their s.d.
-    ``ours`` and ``theirs``: one row per run, columns algorithm, click_model and ``metric``."""
+    ``ours`` and ``theirs``: one row per run, columns algorithm, click_model and ``metric``; with a ``fold`` column
+    on both, only our runs on the folds their runs of the cell cover are compared (folds differ a lot)."""
     rows = []
     for (click_model, algorithm), their_runs in theirs.groupby(["click_model", "algorithm"], sort=False):
-        mine = ours.loc[(ours["click_model"] == click_model) & (ours["algorithm"] == algorithm), metric].to_numpy()
+        same_cell = (ours["click_model"] == click_model) & (ours["algorithm"] == algorithm)
+        if "fold" in ours and "fold" in their_runs:                   # the folds their runs cover, no others
+            same_cell &= ours["fold"].isin(their_runs["fold"])
+        mine = ours.loc[same_cell, metric].to_numpy()
         them = their_runs[metric].to_numpy()
         if len(mine) < 2 or len(them) < 2:
             continue
