@@ -180,6 +180,8 @@ class Claim:
     horizon: int | None = None      # rounds at which the paper states the claim (judged on runs of that length)
     by_horizon: bool = False        # the claim holds *by* the horizon (convergence): runs at least that long count
     computed: bool = False          # the statistic is a deterministic computation, the same in every run: exact
+    estimand: str = ""              # what the words claim over the cells (:data:`ESTIMANDS`); "": the rule's default
+    estimand_reason: str = ""       # why, in one line (the claim's wording)
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,9 @@ class Outcome:
     cells: list = field(default_factory=list)
     runs_needed: int | None = None
     magnitude: dict | None = None
+    what: str = ""                  # the margin in words
+    per_cell: list = field(default_factory=list)   # the cells a pooled or majority estimand summarises
+    not_estimable: str = ""         # why no runs_needed could be computed, where one was sought
 
 
 def _finite(x: float):
@@ -439,7 +444,116 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
                        f"(every undecided cell above 0 at {confidence}, taking its margin and spread as true)")
         else:
             reason += "; the runs show no margin or spread to extrapolate from"
-    return Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed)
+    return Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed, what=what)
+
+
+# -- estimands: what the words claim over the cells ------------------------------------------------------
+
+ESTIMANDS = {
+    "every": "intersection-union: the claim must hold in each cell ('every', 'each', 'consistently', or a claim "
+             "stated cell by cell); reproduced when every cell's interval lies above 0",
+    "pooled": "pooled over the claim's cells, fixed effect: the equally weighted mean of the cells' margins (each "
+              "paired by seed within its cell), its variance the sum of the cells' over m^2, Welch-Satterthwaite "
+              "degrees of freedom; for averages and unqualified 'A beats B' over the cells run",
+    "pooled-random": "pooled over the claim's cells, random effects: the mean of the cells' margins with a t "
+                     "interval over the cells (m - 1 degrees of freedom), for a claim that generalises beyond the "
+                     f"data sets run; it needs at least {5} cells, else the fixed effect is used and the reason says so",
+    "most": "a majority of the cells: the q-th largest cell margin, q = m // 2 + 1, with the q-th largest ends of "
+            "the cells' intervals (lower at gamma / (m - q + 1), upper at gamma / q; a union bound)",
+    "equivalence": "equivalence: the difference from the stated value lies within the indifference zone (two one-"
+                   "sided tests), the uncertainty of the paper's own mean (its s.d. / sqrt(its runs)) included",
+}
+RANDOM_MIN_CELLS = 5      # fewer cells cannot estimate a between-cell variance worth the name
+
+
+def estimand_of(claim: Claim) -> tuple[str, str]:
+    """The claim's estimand and its reason: as declared, else the rule's default (``every`` for cell-by-cell
+    rules, ``most`` for ``mostly_positive``, ``equivalence`` for the tolerance rules)."""
+    if claim.estimand:
+        if claim.estimand not in ESTIMANDS:
+            raise ValueError(f"claim {claim.id}: unknown estimand {claim.estimand!r}; valid: {', '.join(ESTIMANDS)}")
+        return claim.estimand, claim.estimand_reason or ESTIMANDS[claim.estimand].split(";")[0]
+    if claim.rule == "mostly_positive":
+        return "most", "the claim says 'mostly': a majority of its comparisons"
+    if claim.rule in ("within_sd", "equivalent", "flat"):
+        return "equivalence", "the claim states agreement within a tolerance"
+    return "every", "the claim is stated for each of its cells (or has one cell)"
+
+
+def pooled_cell(cells: list[Cell], random: bool = False) -> Cell:
+    """One cell summarising ``cells`` by the equally weighted mean of their margins (in the paper's units where
+    their scales differ): fixed effect (variance sum v_i / m^2, v_i the cell's squared standard error, Welch-
+    Satterthwaite df) or, with ``random``, random effects (a t interval over the m cell margins, m - 1 df)."""
+    m = len(cells)
+    scaled = len({c.scale for c in cells}) > 1
+    margins = np.array([c.margin * (c.scale if scaled else 1.0) for c in cells])
+    sds = np.array([getattr(c.interval, "sd", float("nan")) * (c.scale if scaled else 1.0) for c in cells])
+    runs = np.array([c.runs for c in cells])
+    estimate = float(margins.mean())
+    if random:
+        se, df = float(margins.std(ddof=1) / math.sqrt(m)), m - 1
+    else:
+        v = sds ** 2 / runs
+        se = float(math.sqrt(v.sum()) / m)
+        df = float(v.sum() ** 2 / np.sum(v ** 2 / np.maximum(runs - 1, 1))) if v.sum() > 0 else float("inf")
+    known = np.isfinite(se) and (se > 0 or estimate == 0)
+
+    def interval(gamma):
+        gamma = np.asarray(gamma, float)
+        if not known:
+            return np.full(gamma.shape, -np.inf), np.full(gamma.shape, np.inf)
+        half = stats.t.ppf(1 - gamma / 2, df) * se
+        return estimate - half, estimate + half
+    interval.sd = se * math.sqrt(int(runs.min())) if known else float("nan")    # se shrinks as 1 / sqrt(runs)
+    interval.constant = bool(np.isfinite(se) and se == 0 and estimate != 0)
+    kind = "random effects" if random else "fixed effect"
+    return Cell(f"pooled over {m} cells ({kind})", estimate, interval, int(runs.min()),
+                scale=1.0 if scaled else cells[0].scale)
+
+
+def majority_cell(cells: list[Cell], what: str = "cells") -> Cell:
+    """"Most" of m cells: the q-th largest margin (q = m // 2 + 1) with the q-th largest lower end of the cells'
+    intervals at gamma / (m - q + 1) and the q-th largest upper end at gamma / q (the q-th largest lower end
+    exceeds the q-th largest margin only if one of the m - q + 1 smallest margins is exceeded by its own lower
+    end: a union bound over those; likewise above): above 0 means q cells hold, below 0 that fewer than q can."""
+    m, q = len(cells), len(cells) // 2 + 1
+
+    def interval(gamma):
+        gamma = np.asarray(gamma, float)
+        lows = np.sort(np.stack([c.interval(gamma / (m - q + 1))[0] for c in cells]), axis=0)[::-1]
+        highs = np.sort(np.stack([c.interval(gamma / q)[1] for c in cells]), axis=0)[::-1]
+        return lows[q - 1], highs[q - 1]
+    ranked = sorted(cells, key=lambda c: c.margin, reverse=True)
+    interval.sd, interval.factor = getattr(ranked[q - 1].interval, "sd", float("nan")), m - q + 1
+    return Cell(f"{q}-th largest of {m} {what}", float(ranked[q - 1].margin), interval, min(c.runs for c in cells))
+
+
+def with_estimand(claim: Claim, outcome: Outcome) -> Outcome:
+    """The rule's cells judged as the claim's estimand names (:func:`estimand_of`): ``pooled`` and ``most``
+    summarise them in one cell (the cells kept as ``per_cell``); ``every`` and ``equivalence`` are the rules'
+    own cell-by-cell judgments."""
+    kind, _ = estimand_of(claim)
+    cells = outcome.cells
+    if kind in ("every", "equivalence") or outcome.verdict == "not testable here" or len(cells) < 2:
+        return outcome
+    note = ""
+    if kind == "most":
+        summary, what = majority_cell(cells), f"the {len(cells) // 2 + 1}-th largest of the {len(cells)} cells' " \
+                                              f"margins ({outcome.what})"
+    else:
+        random = kind == "pooled-random" and len(cells) >= RANDOM_MIN_CELLS
+        if kind == "pooled-random" and not random:
+            note = (f"; random effects need at least {RANDOM_MIN_CELLS} cells and this claim has {len(cells)}: "
+                    "the fixed effect over the cells run is used")
+        summary = pooled_cell(cells, random)
+        unit = " (in % of the control's mean)" if claim.relative and summary.scale == 1.0 else ""
+        what = f"equally weighted mean over the {len(cells)} cells of the {outcome.what}{unit}"
+    for c in cells:
+        _set_level(c, current_level())
+    pooled = decide([summary], outcome.ours, what)
+    pooled.reason += note
+    pooled.per_cell = cells
+    return pooled
 
 
 # -- cells and pairs ---------------------------------------------------------------------------------
@@ -516,11 +630,15 @@ def _no_runs(what: str) -> Outcome:
 
 # -- the rules ---------------------------------------------------------------------------------------
 
-def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_) -> Outcome:
+def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, paper_runs: int | None = None,
+                   **_) -> Outcome:
     """``paper_cells``: columns of the cell plus algorithm, paper_mean, paper_sd. Margin per cell:
     k paper s.d. - |our mean - paper mean| (an equivalence test: its lower end is the two one-sided tests').
-    The magnitude beside it: per cell, whether our mean is consistent with the paper's (the Bonferroni
-    interval of ours - paper's contains 0), above or below it."""
+    The paper's mean is itself an estimate: with ``paper_runs`` (the paper's runs per cell) the difference's
+    interval carries both standard errors (:func:`difference_from_reported`), so an indifference zone of k paper
+    s.d. is judged against the paper's uncertainty as well as ours; without it the paper's mean is taken as
+    exact (the reason says so). The magnitude beside it: per cell, whether our mean is consistent with the
+    paper's (the Bonferroni interval of ours - paper's contains 0), above or below it."""
     keys = [c for c in claim.cells if c in frame] + ["algorithm"]
     merged = frame.merge(paper_cells, on=keys, how="inner")
     if merged.empty:
@@ -529,7 +647,8 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_)
     for key, part in merged.groupby(keys, sort=False):
         name = "/".join(str(v) for v in key)
         paper_mean, paper_sd = float(part["paper_mean"].iloc[0]), float(part["paper_sd"].iloc[0])
-        est, interval, n = mean_interval(part[claim.metric].to_numpy(float) - paper_mean)
+        est, interval, n = difference_from_reported(part[claim.metric].to_numpy(float), paper_mean, paper_sd,
+                                                    paper_runs)
         margin, tol_interval = tolerance_interval(k * paper_sd, [(est, interval)])
         cells.append(Cell(name, margin, tol_interval, n))
         diffs.append((name, est / paper_sd, interval, paper_sd))
@@ -537,9 +656,29 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_)
     inside = sum(c.margin >= 0 for c in cells)
     worst = [t for _, t in sorted(texts, reverse=True)[:3]]
     ours = f"{inside} of {len(cells)} cells' means within {k:g} paper s.d.; farthest: {', '.join(worst)}"
-    outcome = decide(cells, ours, f"{k:g} paper s.d. minus |our mean - paper mean|")
+    uncertainty = (f", the paper's mean uncertain by its s.d. / sqrt({paper_runs})" if paper_runs else
+                   ", the paper's mean taken as exact (its run count is not declared)")
+    outcome = decide(cells, ours, f"{k:g} paper s.d. minus |our mean - paper mean|{uncertainty}")
     outcome.magnitude = _table_magnitude(diffs)
     return outcome
+
+
+def difference_from_reported(values, paper_mean: float, paper_sd: float, paper_runs: int | None):
+    """(estimate, interval, runs) of our mean minus the paper's reported mean. With ``paper_runs`` the interval
+    is Welch's: standard error sqrt(s^2 / n + paper_sd^2 / paper_runs), Welch-Satterthwaite degrees of freedom
+    (the paper's mean is an estimate from its runs); without it, the one-sample t interval (the paper's exact)."""
+    est, interval, n = mean_interval(np.asarray(values, float) - paper_mean)
+    if not paper_runs or n < 2 or not np.isfinite(interval.sd):
+        return est, interval, n
+    ours, theirs = interval.sd ** 2 / n, paper_sd ** 2 / paper_runs
+    se = math.sqrt(ours + theirs)
+    df = (ours + theirs) ** 2 / (ours ** 2 / (n - 1) + theirs ** 2 / (paper_runs - 1)) if ours + theirs else np.inf
+
+    def welch(gamma):
+        half = stats.t.ppf(1 - np.asarray(gamma, float) / 2, df) * se
+        return est - half, est + half
+    welch.sd, welch.constant = se * math.sqrt(n), False
+    return est, welch, n
 
 
 def _table_magnitude(diffs: list) -> dict:
@@ -606,21 +745,12 @@ def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
     parts = _comparison_cells(frame, claim, treatments)
     if not parts:
         return _no_runs("no runs of the compared algorithms")
+    cell = majority_cell(parts, "comparisons")
     m, q = len(parts), len(parts) // 2 + 1
-
-    def interval(gamma):
-        gamma = np.asarray(gamma, float)
-        lows = np.sort(np.stack([c.interval(gamma / (m - q + 1))[0] for c in parts]), axis=0)[::-1]
-        highs = np.sort(np.stack([c.interval(gamma / q)[1] for c in parts]), axis=0)[::-1]
-        return lows[q - 1], highs[q - 1]
-    ranked = sorted(parts, key=lambda c: c.margin, reverse=True)
-    estimate = float(ranked[q - 1].margin)
-    interval.sd, interval.factor = getattr(ranked[q - 1].interval, "sd", float("nan")), m - q + 1
     gaining = sum(c.margin > 0 for c in parts)
     ours = (f"gain in {gaining} of {m} comparisons (claimed: most, i.e. at least {q}): "
             + "; ".join(f"{c.name} {c.margin:+.3g}" for c in parts))
-    return decide([Cell(f"{q}-th largest of {m} comparisons", estimate, interval, min(c.runs for c in parts))],
-                  ours, f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
+    return decide([cell], ours, f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
 
 
 def _winner_margin(part, metric, winners, others, column, sign=1.0, every=False):
@@ -903,6 +1033,8 @@ def gain_magnitude(claim: Claim, cells: list[Cell]) -> dict | None:
     per = []
     for c in cells:
         paper = claim.paper_number.get(c.name) if isinstance(claim.paper_number, dict) else claim.paper_number
+        if paper is None and isinstance(claim.paper_number, dict) and c.name.startswith("pooled over"):
+            paper = float(np.mean(list(claim.paper_number.values())))     # the paper's own average over the cells
         if paper is None:
             per.append({"cell": c.name, "ours": _finite(c.margin * c.scale), "low": _finite(c.low * c.scale),
                         "high": _finite(c.high * c.scale), "outcome": "no paper number"})
@@ -950,7 +1082,7 @@ def _judge_outcome(claim: Claim, frame: pd.DataFrame | None, config: str, extra:
                            f"`olr claims {claim.paper} --profile paper` runs the paper's horizon")
         frame = frame[at]
     extra = {k: v for k, v in extra.items() if k != "missing"}
-    return RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra)
+    return with_estimand(claim, RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra))
 
 
 def _sized(claim: Claim, outcome: Outcome) -> tuple[str, dict | None]:
@@ -1008,9 +1140,12 @@ def judged(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> di
               "config_role": "headline" if config == claim.configs[0] else "sensitivity",
               "paper_value": claim.paper_value, "ours": outcome.ours, "runs": outcome.runs, "rule": claim.rule,
               "verdict": outcome.verdict, "reason": outcome.reason}
+    record["estimand"], record["estimand_reason"] = estimand_of(claim)
     if outcome.verdict == "not testable here":
         return record
     record["cells"] = [c.record() for c in outcome.cells]
+    if outcome.per_cell:
+        record["per_cell"] = [c.record() for c in outcome.per_cell]
     if claim.paper_number is not None or claim.rule == "within_sd":
         record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
     record["verdict"], magnitude = _sized(claim, outcome)
