@@ -457,7 +457,7 @@ ESTIMANDS = {
               "degrees of freedom; for averages and unqualified 'A beats B' over the cells run",
     "pooled-random": "pooled over the claim's cells, random effects: the mean of the cells' margins with a t "
                      "interval over the cells (m - 1 degrees of freedom), for a claim that generalises beyond the "
-                     f"data sets run; it needs at least {5} cells, else the fixed effect is used and the reason says so",
+                     "data sets run; it needs at least 5 cells, else the fixed effect is used and the reason says so",
     "most": "a majority of the cells: the q-th largest cell margin, q = m // 2 + 1, with the q-th largest ends of "
             "the cells' intervals (lower at gamma / (m - q + 1), upper at gamma / q; a union bound)",
     "equivalence": "equivalence: the difference from the stated value lies within the indifference zone (two one-"
@@ -750,7 +750,8 @@ def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
     gaining = sum(c.margin > 0 for c in parts)
     ours = (f"gain in {gaining} of {m} comparisons (claimed: most, i.e. at least {q}): "
             + "; ".join(f"{c.name} {c.margin:+.3g}" for c in parts))
-    return decide([cell], ours, f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
+    return decide([cell], ours,
+                  f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
 
 
 def _winner_margin(part, metric, winners, others, column, sign=1.0, every=False):
