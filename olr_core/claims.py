@@ -7,26 +7,55 @@ reduces each **cell** of the claim (a data set, a user, a data set and user, ...
 interval computed from the runs. One function, :func:`verdict_of`, turns the intervals into a
 verdict, whatever the rule:
 
-- **reproduced**: the interval lies above 0 in every cell;
+- **reproduced**: the interval lies above 0 in every cell (the cells the claim's estimand asks for: below);
 - **not reproduced**: below 0 in at least one cell (the runs contradict the claim there) and
   above 0 in none;
 - **partly**: above 0 in some cells but not in all (the others below 0 or undecided);
 - **smaller than reported**: the claim states a size, its sign is not decided above 0 in every cell,
   and in every cell our interval lies below the paper's number (a decided outcome);
 - **inconclusive**: above 0 in no cell and below 0 in none; the record gives the largest margin the
-  runs allow and how many runs per cell would decide the claim with 80 % power (``runs_needed``);
-- **not testable here**: the claim needs data or recordings this build does not have.
+  runs allow and how many runs per cell would end "inconclusive" with 80 % assurance (``runs_needed``,
+  see *Reach*), or why that is not estimable;
+- **not testable here**: the claim needs data or recordings this build does not have, or (``smaller_spread``)
+  its runs are too few for the test to see what it claims.
 
-The intervals are two-sided and 95 % (under ``olr claims --budget``, a sequential look's share of the 5 %:
-:func:`judge` takes the look's ``level`` and every interval, correction and power calculation below uses it;
-:mod:`olr_core.adaptive`). "Reproduced" needs the claim in every cell, an
-intersection-union test: it holds when every cell's own 95 % interval lies above 0, with no
-correction for the number of cells. Otherwise the intervals are Holm-corrected over the cells, to
+The intervals are two-sided, at the level in force: 95 % by default, and under the book's sequential design
+(:mod:`olr_core.adaptive`: quick profile look 1, paper profile look 2, a budget look 3, O'Brien-Fleming-type
+Lan-DeMets error spending) the look's level: :func:`judge` takes it as ``level`` and every interval,
+correction and reach calculation below uses it.
+
+**Estimands.** What the cells must show is the claim's *estimand* (``Claim.estimand``, with a one-line
+reason; :data:`ESTIMANDS`, :func:`estimand_of`; every record carries ``estimand`` and ``estimand_reason``):
+
+- ``every`` (the default of cell-by-cell rules; "every", "each", "consistently"): "reproduced" needs every
+  cell, an intersection-union test: it holds when every cell's own interval lies above 0, with no correction
+  for the number of cells.
+- ``pooled`` (averages and unqualified "A beats B"): one summary cell, the equally weighted mean of the cells'
+  margins (each paired by seed within its cell), a fixed effect over the cells run: variance the sum of the
+  cells' squared standard errors over m^2, Welch-Satterthwaite degrees of freedom. ``pooled-random``: a
+  random-effects mean (t over the m cell margins) for a claim about cells beyond those run, given at least
+  :data:`RANDOM_MIN_CELLS` cells (else the fixed effect, and the reason says so). The cells stay in the
+  record as ``per_cell``.
+- ``most`` ("most panels", ``mostly_positive``): one summary cell, the q-th largest cell margin (q = m // 2
+  + 1) with the q-th largest ends of the cells' intervals (a union bound; see :func:`majority_cell`).
+- ``equivalence`` (``within_sd``, ``equivalent``, ``flat``): the difference lies within the indifference zone
+  (two one-sided tests); for a paper's table (``within_sd`` with ``paper_runs``) the difference's interval
+  carries the paper's own standard error, s.d. / sqrt(runs), beside ours (Welch).
+
+Otherwise the intervals are Holm-corrected over the cells, to
 say in how many cells the claim holds or fails: the cell with the i-th smallest p-value (of m)
 gets the level that Holm's step-down procedure gives it, ``min(0.05 p_i / p_i^Holm,
 0.05 / (m - i + 1))``, so a cell's interval excludes 0 exactly when Holm rejects "margin = 0"
 there. A cell's p-value is the smallest ``gamma`` at which its ``1 - gamma`` interval excludes 0
 (the interval's dual test).
+
+**Reach.** An inconclusive record's ``runs_needed`` is the runs per cell at which extending the runs ends
+"inconclusive" (the next decision: any one cell decided, at Holm's first step) with 80 % *assurance*, a
+predictive probability that averages over what the runs leave uncertain about the effect (:func:`reach`);
+where it cannot be estimated (a statistic the same in every run, no count up to the grid's end) it is None
+and the record says why (``runs_needed_not_estimable``); no capped count is ever printed. A
+``smaller_spread`` claim whose runs are too few to see a halved s.d. with 80 % power is "not testable" at
+that many runs, with the count that would test it (``runs_to_test``).
 
 The margins, rule by rule (``d`` a paired difference over runs sharing data set, fold and seed;
 intervals by Student's t, on the pairs where the runs are paired):
@@ -119,8 +148,9 @@ def _percent(level: float) -> str:
 
 # The verdict rule and each rule's margin in words: the verdicts page prints these, so the page says what the code does.
 VERDICT_RULE = {
-    "reproduced": "the margin's 95 % interval lies above 0 in every cell (the claim must hold in each: an "
-                  "intersection-union test, no correction for the number of cells)",
+    "reproduced": "the margin's interval lies above 0 in every cell the claim's estimand asks for (each cell for "
+                  "'every'; the pooled mean for an average or an unqualified 'A beats B'; the majority's margin for "
+                  "'most'), at the level of the profile's look in the sequential design",
     "partly": "the Holm-corrected interval lies above 0 in some cells but not in all (the others below 0 or "
               "undecided)",
     "not reproduced": "the interval lies below 0 in at least one cell and above 0 in none; the reason names the "
@@ -129,8 +159,8 @@ VERDICT_RULE = {
     "smaller than reported": "the claim states a size (a gain, a table entry) and, though its sign is not decided "
                              "above 0 in every cell, our interval lies below the paper's number in every cell",
     "inconclusive": "the interval lies above 0 in no cell and below 0 in none; the reason gives the largest margin "
-                    "the runs still allow, how many runs per cell would decide the claim with 80 % power (a power "
-                    "calculation over the undecided cells, each to exclude 0 at 95 %), and the command that runs them",
+                    "the runs still allow, how many runs per cell would end 'inconclusive' (one decided cell) with "
+                    "80 % assurance, or why that is not estimable, and the command that runs them",
     "not testable here": "the claim needs data or recordings this build does not have, or is true by "
                          "construction; the reason says which",
 }
@@ -1076,7 +1106,8 @@ def spread_test_power(runs: int, level: float = ALPHA, reps: int = 4000) -> floa
     treatment = SPREAD_RATIO * rng.standard_normal((reps, runs))
     gaps = (np.abs(control - np.median(control, axis=1, keepdims=True))
             - np.abs(treatment - np.median(treatment, axis=1, keepdims=True)))
-    t = gaps.mean(1) / (gaps.std(1, ddof=1) / math.sqrt(runs))
+    with np.errstate(divide="ignore", invalid="ignore"):      # (two runs: both gaps equal, no spread)
+        t = gaps.mean(1) / (gaps.std(1, ddof=1) / math.sqrt(runs))
     return float(np.mean(t > stats.t.ppf(1 - level / 2, runs - 1)))
 
 
