@@ -307,7 +307,9 @@ def _say_what_it_needs(record: dict, design: Design, look: Look | None) -> None:
     if not needed:
         record["reason"] += (f"; still partly at look {look.index} of {design.looks}: more seeds may decide its "
                              "undecided cells" if record["verdict"] == "partly" else
-                             "; beyond this budget, and no spread to say how many runs would decide it")
+                             "; beyond this budget, and the runs that would decide it are not estimable"
+                             + (f" ({record['runs_needed_not_estimable']})"
+                                if record.get("runs_needed_not_estimable") else ""))
         return
     now = max(c["runs"] for c in cells)
     seeds = math.ceil(needed / max(1, now / look.seeds))
