@@ -1,0 +1,178 @@
+"""The paper-scale ledger: each paper's claim records computed at the paper profile, shipped in the repository.
+
+``ledger/<paper>.json`` holds, for one paper, every claim record (verdict, cells with their margins and
+intervals, horizon and runs beside the paper's, :mod:`.scale`), the per-run value each record rests on keyed
+by its run key, each run's ids, and how it was made: profile, code fingerprint (the hash of the run-changing
+source that every run key contains, :func:`olr_core.experiments.spec.code_fingerprint`), package version,
+date, machine and CPU seconds. No trace is stored: the file is the verdicts' evidence, not a results store.
+
+The file ends in a SHA-256 checksum of its content: a corrupt or hand-edited ledger is refused
+(:class:`LedgerError`, one line naming the file and the command that remakes it). A ledger is written whole to
+a temporary file and renamed over the old one, so an interrupted write leaves the old ledger; the runs
+themselves are stored in the results store as each finishes, so an interrupted computation loses none.
+
+A ledger run whose key the current code would not give again (the code, version or data changed) is
+*stale*: :func:`stale_records` names the claims resting on such runs and the command that refreshes them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+
+from .. import __version__
+from ..experiments import ResultStore
+from ..experiments.runner import spec_key
+from ..experiments.spec import code_fingerprint
+
+FORMAT = 1
+LEDGER_DIR = Path(__file__).resolve().parents[2] / "ledger"
+
+
+class LedgerError(ValueError):
+    """A ledger that cannot be trusted (corrupt, edited, or of another format); its message is one line."""
+
+
+def ledger_dir() -> Path:
+    """Where the ledgers are: ``$OLR_LEDGER_DIR`` or the repository's ``ledger/``."""
+    return Path(os.environ.get("OLR_LEDGER_DIR") or LEDGER_DIR)
+
+
+def ledger_path(paper: str) -> Path:
+    return ledger_dir() / f"{paper}.json"
+
+
+def refresh_command(paper: str) -> str:
+    return f"olr claims {paper} --profile paper --write-ledger --data-dir DATA_DIR"
+
+
+def _checksum(body: dict) -> str:
+    """SHA-256 of the body's canonical JSON (sorted keys, no spaces)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def machine() -> str:
+    """The computing machine, as a reader can compare it: processor, cores, system, Python."""
+    return (f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}").replace("  ", " ")
+
+
+def build_ledger(paper: str, profile: str, records: list[dict], store: ResultStore | None = None,
+                 wall_seconds: float | None = None, command: str = "") -> dict:
+    """The ledger of ``paper`` from its records computed with ``keep_runs`` (:func:`.verdicts.claim_records`):
+    the records without their runs, each with ``run_values`` ({metric, values: {run key: value}}); the runs'
+    ids and CPU seconds once in ``runs``; the profile, code fingerprint, version, date, machine and total CPU
+    seconds of the runs."""
+    store = store or ResultStore()
+    runs, kept = {}, []
+    for record in records:
+        ids = record.get("run_ids") or {}
+        for key, described in ids.items():
+            runs.setdefault(key, {**described, "cpu_seconds": round(store.run_seconds(key)[1], 3)})
+        kept.append({k: v for k, v in record.items() if k != "run_ids"})
+    return {"format": FORMAT, "paper": paper, "profile": profile, "code": code_fingerprint(),
+            "version": __version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine(), "cpu_seconds": round(sum(r["cpu_seconds"] for r in runs.values()), 1),
+            "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1), "command": command,
+            "records": kept, "runs": runs}
+
+
+def write_ledger(ledger: dict, path: Path | None = None) -> Path:
+    """Write ``ledger`` with its checksum, atomically (a temporary file in the same folder renamed over the old)."""
+    path = Path(path or ledger_path(ledger["paper"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({**ledger, "checksum": _checksum(ledger)}, sort_keys=True, indent=1, default=_json_default)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(temporary, 0o644)                    # (mkstemp makes it private; a ledger is shared)
+        with os.fdopen(handle, "w") as out:
+            out.write(text + "\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _json_default(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def read_ledger(paper: str, path: Path | None = None) -> dict | None:
+    """The ledger of ``paper`` (None where there is none), its checksum verified; :class:`LedgerError` (one line
+    naming the file and the fix) where it is corrupt, edited by hand or of another format."""
+    path = Path(path or ledger_path(paper))
+    if not path.exists():
+        return None
+    fix = f"recompute it with `{refresh_command(paper)}` (or restore it with `git checkout -- {path.name}`)"
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise LedgerError(f"{path}: unreadable ({type(err).__name__}); {fix}") from None
+    if not isinstance(stored, dict) or "checksum" not in stored:
+        raise LedgerError(f"{path}: no checksum, not a ledger; {fix}")
+    claimed = stored.pop("checksum")
+    if _checksum(json.loads(json.dumps(stored, sort_keys=True))) != claimed:
+        raise LedgerError(f"{path}: checksum mismatch (the file was edited or is corrupt); {fix}")
+    if stored.get("format") != FORMAT or stored.get("paper") != paper:
+        raise LedgerError(f"{path}: a ledger of format {stored.get('format')} for {stored.get('paper')!r}, "
+                          f"expected format {FORMAT} for {paper!r}; {fix}")
+    return stored
+
+
+def current_keys(paper: str, profile: str, data_dir=None, seeds: int | None = None) -> set[str]:
+    """The run keys the current code gives the paper's claim runs at ``profile`` (laid out, nothing run)."""
+    from .verdicts import claim_grids
+
+    return {spec_key(s, data_dir) for specs in claim_grids(paper, profile, data_dir, seeds).values() for s in specs}
+
+
+def stale_records(ledger: dict, keys: set[str]) -> list[dict]:
+    """The ledger's records that rest on a run whose key is not among ``keys`` (:func:`current_keys`): each
+    {id, config, stale_runs}; empty where every run would get the same key today."""
+    stale = []
+    for record in ledger["records"]:
+        values = (record.get("run_values") or {}).get("values", {})
+        missing = [k for k in values if k not in keys]
+        if missing:
+            stale.append({"id": record["id"], "config": record["config"], "stale_runs": len(missing)})
+    return stale
+
+
+def stale_note(paper: str, stale: list[dict]) -> str:
+    """One line naming the stale claims and the command that refreshes them ("" where none is stale)."""
+    if not stale:
+        return ""
+    names = ", ".join(sorted({s["id"] for s in stale}))
+    return (f"{paper}: {len({s['id'] for s in stale})} claims of the ledger rest on runs the current code would key "
+            f"differently (stale: {names}); refresh with `{refresh_command(paper)}`")
+
+
+def ledger_records(ledger: dict, stale: list[dict] | None = None) -> list[dict]:
+    """The ledger's records for printing: each with ``source_of_verdict`` ("ledger"), the ledger's date and code,
+    and ``stale`` (True where :func:`stale_records` names it)."""
+    stale_ids = {(s["id"], s["config"]) for s in stale or []}
+    return [{**r, "ledger": {"date": ledger["date"], "code": ledger["code"], "profile": ledger["profile"]},
+             "stale": (r["id"], r["config"]) in stale_ids} for r in ledger["records"]]
+
+
+SMOKE = ("agrees", "disagrees", "no quick run")
+
+
+def smoke_check(ledger_record: dict, quick: dict | None) -> str:
+    """This build's quick run beside the ledger's verdict: "agrees" where the quick record's verdict is the
+    ledger's, or where the quick runs leave the claim open (inconclusive: fewer runs, not a contradiction);
+    "disagrees" where the quick record decides otherwise; "no quick run"
+    where this build has no testable quick record of the claim."""
+    if quick is None or quick.get("verdict") == "not testable here":
+        return "no quick run"
+    if quick["verdict"] == ledger_record["verdict"] or quick["verdict"] == "inconclusive":
+        return "agrees"
+    return "disagrees"
