@@ -73,13 +73,18 @@ def build_ledger(paper: str, profile: str, records: list[dict], store: ResultSto
     for record in records:
         ids = record.get("run_ids") or {}
         for key, described in ids.items():
-            runs.setdefault(key, {**described, "cpu_seconds": round(store.run_seconds(key)[1], 3)})
+            runs.setdefault(key, {**described, "cpu_seconds": _cpu_seconds(store, key)})
         kept.append({k: v for k, v in record.items() if k != "run_ids"})
     return {"format": FORMAT, "paper": paper, "profile": profile, "code": code_fingerprint(),
             "version": __version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "machine": machine(), "cpu_seconds": round(sum(r["cpu_seconds"] for r in runs.values()), 1),
+            "machine": machine(), "cpu_seconds": round(sum(r["cpu_seconds"] or 0.0 for r in runs.values()), 1),
             "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1), "command": command,
             "records": kept, "runs": runs}
+
+
+def _cpu_seconds(store: ResultStore, key: str) -> float | None:
+    """The CPU seconds the stored run took (None where the store does not hold it)."""
+    return round(store.run_seconds(key)[1], 3) if store.has(key) else None
 
 
 def write_ledger(ledger: dict, path: Path | None = None) -> Path:
