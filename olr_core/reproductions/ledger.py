@@ -181,3 +181,34 @@ def smoke_check(ledger_record: dict, quick: dict | None) -> str:
     if quick["verdict"] == ledger_record["verdict"] or quick["verdict"] == "inconclusive":
         return "agrees"
     return "disagrees"
+
+
+def book_records(quick: list[dict], papers, data_dir=None) -> tuple[list[dict], dict[str, str]]:
+    """The records the book shows, and one note per paper saying where they come from. A paper with a ledger
+    shows the ledger's records (without their per-run values), each with ``smoke``: this build's quick record of
+    the same claim and configuration beside it (:func:`smoke_check`) and ``quick_verdict``; the note gives the
+    ledger's date, code and CPU seconds, and names the stale claims with the command that refreshes them. A paper
+    without a ledger (or with one refused, :class:`LedgerError`) shows this build's quick records, which the
+    horizon rule marks as previews where they are shorter or fewer than the paper's runs."""
+    shown, notes = [], {}
+    for paper in papers:
+        mine = [r for r in quick if r["paper"] == paper]
+        try:
+            book = read_ledger(paper)
+        except LedgerError as err:
+            book, notes[paper] = None, f"ledger refused: {err}; showing this build's quick runs, as previews"
+        if book is None:
+            shown += [{**r, "verdict_source": "this build"} for r in mine]
+            notes.setdefault(paper, f"no ledger yet: this build's quick runs, shown as previews (write it with "
+                                    f"`{refresh_command(paper)}`)")
+            continue
+        stale = stale_records(book, current_keys(paper, book["profile"], data_dir, book.get("seeds")))
+        quick_of = {(r["id"], r["config"]): r for r in mine}
+        for r in ledger_records(book, stale):
+            q = quick_of.get((r["id"], r["config"]))
+            shown.append({**{k: v for k, v in r.items() if k != "run_values"}, "verdict_source": "ledger",
+                          "smoke": smoke_check(r, q), "quick_verdict": q["verdict"] if q else None})
+        notes[paper] = (f"ledger of {book['date'][:10]} ({book['profile']} profile, code {book['code']}, "
+                        f"{len(book['runs']):,} runs, {book['cpu_seconds']:,.0f} CPU s on {book['machine']})"
+                        + (f"; {stale_note(paper, stale)}" if stale else ""))
+    return shown, notes
