@@ -11,19 +11,19 @@ import warnings
 from .params import parse_assignments
 
 
-def _json_safe(value):
-    """NaN and infinities become null, so that ``--json`` output is valid JSON."""
+def json_safe(value):
+    """NaN and infinities become null, so that ``--json`` output (and a ledger) is valid JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
 def print_json(value) -> None:
-    print(json.dumps(_json_safe(value), allow_nan=False, default=str))
+    print(json.dumps(json_safe(value), allow_nan=False, default=str))
 
 
 def cmd_list(args) -> int:

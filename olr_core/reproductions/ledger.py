@@ -88,10 +88,14 @@ def _cpu_seconds(store: ResultStore, key: str) -> float | None:
 
 
 def write_ledger(ledger: dict, path: Path | None = None) -> Path:
-    """Write ``ledger`` with its checksum, atomically (a temporary file in the same folder renamed over the old)."""
+    """Write ``ledger`` with its checksum, atomically (a temporary file in the same folder renamed over the old);
+    NaN and infinities (an unbounded interval) become null, so that the file is strict JSON."""
+    from ..cli import json_safe
+
     path = Path(path or ledger_path(ledger["paper"]))
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({**ledger, "checksum": _checksum(ledger)}, sort_keys=True, indent=1, default=_json_default)
+    ledger = json.loads(json.dumps(json_safe(ledger), allow_nan=False, default=_json_default))   # plain, strict JSON
+    text = json.dumps({**ledger, "checksum": _checksum(ledger)}, sort_keys=True, indent=1, allow_nan=False)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.chmod(temporary, 0o644)                    # (mkstemp makes it private; a ledger is shared)
