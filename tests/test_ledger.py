@@ -144,3 +144,17 @@ def test_a_preview_is_never_counted_with_the_headline_verdicts():
     assert int(verdict_counts(records, "paper").to_numpy().sum()) == 1
     assert int(verdict_counts(records, "preview").to_numpy().sum()) == 1
     assert verdict_counts(records[2:], "paper").empty
+
+
+def test_the_book_shows_a_ledger_with_the_quick_runs_as_a_smoke_check_and_previews_without_one():
+    written_ledger()                                          # klrank: T2-a reproduced, T2-b inconclusive
+    quick = [record("T2-a", "inconclusive", []), record("T2-b", "inconclusive", []),
+             {**record("T4-x", "inconclusive", [], 255), "paper": "topk"}]
+    shown, notes = ledger.book_records(quick, ["klrank", "topk"])
+    smoke = {r["id"]: (r["verdict_source"], r.get("smoke")) for r in shown}
+    assert smoke == {"T2-a": ("ledger", "quick run undecided"), "T2-b": ("ledger", "agrees"),
+                     "T4-x": ("this build", None)}
+    assert "ledger of" in notes["klrank"] and "no ledger yet" in notes["topk"] and "--write-ledger" in notes["topk"]
+    assert all("run_values" not in r for r in shown)          # the page carries the verdicts, not the runs
+    assert ledger.smoke_check({"verdict": "inconclusive"}, {"verdict": "reproduced"}) == "disagrees"
+    assert ledger.smoke_check({"verdict": "reproduced"}, None) == "no quick run"

@@ -172,19 +172,18 @@ def ledger_records(ledger: dict, stale: list[dict] | None = None) -> list[dict]:
              "stale": (r["id"], r["config"]) in stale_ids} for r in ledger["records"]]
 
 
-SMOKE = ("agrees", "disagrees", "no quick run")
+SMOKE = ("agrees", "disagrees", "quick run undecided", "no quick run")
 
 
 def smoke_check(ledger_record: dict, quick: dict | None) -> str:
-    """This build's quick run beside the ledger's verdict: "agrees" where the quick record's verdict is the
-    ledger's, or where the quick runs leave the claim open (inconclusive: fewer runs, not a contradiction);
-    "disagrees" where the quick record decides otherwise; "no quick run"
-    where this build has no testable quick record of the claim."""
+    """This build's quick record beside the ledger's verdict: "agrees" (the same verdict), "disagrees" (the quick
+    runs decide otherwise), "quick run undecided" (inconclusive on the quick runs, where the ledger decides: fewer
+    runs, not a contradiction) or "no quick run" (this build has no testable quick record of the claim)."""
     if quick is None or quick.get("verdict") == "not testable here":
         return "no quick run"
-    if quick["verdict"] == ledger_record["verdict"] or quick["verdict"] == "inconclusive":
+    if quick["verdict"] == ledger_record["verdict"]:
         return "agrees"
-    return "disagrees"
+    return "quick run undecided" if quick["verdict"] == "inconclusive" else "disagrees"
 
 
 def book_records(quick: list[dict], papers, data_dir=None) -> tuple[list[dict], dict[str, str]]:
