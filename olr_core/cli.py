@@ -194,14 +194,17 @@ def _ledger_command(args) -> int:
     ``olr claims PAPER --ledger``: print the ledger's records without computing, naming the stale ones."""
     import time
 
+    from .budget import require_approval
     from .experiments import ResultStore
     from .experiments.runner import dask_scheduler
     from .reproductions import ledger
-    from .reproductions.verdicts import claim_records
+    from .reproductions.verdicts import claim_records, claims_budget
 
     if args.paper is None or args.with_rankers or args.budget is not None or args.plan:
         raise ValueError("--ledger and --write-ledger take one paper and none of --with, --budget, --plan")
     if args.write_ledger:
+        plan = claims_budget(args.paper, args.profile, args.data_dir, args.seeds, (), args.jobs)
+        require_approval(plan, args.yes, f"olr claims {args.paper} --profile {args.profile} --write-ledger")
         started = time.monotonic()
         with dask_scheduler(args.dask, args.jobs):
             records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
