@@ -221,10 +221,13 @@ def _ledger_command(args) -> int:
     if book is None:
         raise ValueError(f"no ledger for {args.paper} in {ledger.ledger_dir()}; write it with "
                          f"`{ledger.refresh_command(args.paper)}`")
-    stale = ledger.stale_records(book, ledger.current_keys(args.paper, book["profile"], args.data_dir,
-                                                           book.get("seeds")))
+    keys, datasets = ledger.current_runs(args.paper, book["profile"], args.data_dir, book.get("seeds"))
+    stale, unchecked = ledger.stale_records(book, keys, datasets), ledger.unchecked_datasets(book, datasets)
     if stale:
         print(ledger.stale_note(args.paper, stale), file=sys.stderr)
+    if unchecked:
+        print(f"olr claims: the ledger's runs on {', '.join(unchecked)} were not checked for staleness: the data "
+              f"is not found here (--data-dir or OLR_DATA_DIR)", file=sys.stderr)
     records = ledger.ledger_records(book, stale)
     if args.json:
         print_json(records)

@@ -37,7 +37,8 @@ def record(claim_id: str, verdict: str, keys: list[str], horizon=300, runs=1, sc
                                                   "ci_high": 0.9, "runs": runs}],
             "horizon": horizon, "paper_horizon": 20000, "runs_per_cell": runs, "paper_runs": 1, "scale": scale,
             "run_values": {"metric": "neg_kl_cost", "values": {k: -1.0 - i for i, k in enumerate(keys)}},
-            "run_ids": {k: {"algorithm": "random", "seed": i, "rounds_run": horizon} for i, k in enumerate(keys)}}
+            "run_ids": {k: {"algorithm": "random", "dataset": "synth-library", "seed": i, "rounds_run": horizon}
+                        for i, k in enumerate(keys)}}
 
 
 def written_ledger(keys=None) -> dict:
@@ -80,6 +81,9 @@ def test_a_run_the_current_code_would_key_differently_makes_its_claims_stale(mon
     assert capsys.readouterr().err == ""
     changed = [k for k in keys if k != keys[2]]                 # one run of T2-b would get another key
     assert ledger.stale_records(book, set(changed)) == [{"id": "T2-b", "config": "text", "stale_runs": 1}]
+    elsewhere = {"synth-library-slow"}                          # the run's data set is not found on this machine:
+    assert ledger.stale_records(book, set(changed), elsewhere) == []       # it cannot be keyed, so it is not judged
+    assert ledger.unchecked_datasets(book, elsewhere) == ["synth-library"]
     monkeypatch.setattr(spec_module, "code_fingerprint", lambda: "changed-code")   # the code changed: every key
     assert not set(keys) & ledger.current_keys("klrank", "tiny")
     assert main(["claims", "klrank", "--ledger", "--json"]) == 0

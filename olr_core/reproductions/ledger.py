@@ -136,23 +136,40 @@ def read_ledger(paper: str, path: Path | None = None) -> dict | None:
     return stored
 
 
-def current_keys(paper: str, profile: str, data_dir=None, seeds: int | None = None) -> set[str]:
-    """The run keys the current code gives the paper's claim runs at ``profile`` (laid out, nothing run)."""
+def current_runs(paper: str, profile: str, data_dir=None, seeds: int | None = None) -> tuple[set[str], set[str]]:
+    """The run keys the current code gives the paper's claim runs at ``profile`` (laid out, nothing run), and the
+    data sets those runs use: the ones found here (a run on a data set this machine lacks cannot be keyed)."""
     from .verdicts import claim_grids
 
-    return {spec_key(s, data_dir) for specs in claim_grids(paper, profile, data_dir, seeds).values() for s in specs}
+    specs = [s for group in claim_grids(paper, profile, data_dir, seeds).values() for s in group]
+    return {spec_key(s, data_dir) for s in specs}, {s.dataset for s in specs}
 
 
-def stale_records(ledger: dict, keys: set[str]) -> list[dict]:
+def current_keys(paper: str, profile: str, data_dir=None, seeds: int | None = None) -> set[str]:
+    """:func:`current_runs`' keys."""
+    return current_runs(paper, profile, data_dir, seeds)[0]
+
+
+def stale_records(ledger: dict, keys: set[str], datasets: set[str] | None = None) -> list[dict]:
     """The ledger's records that rest on a run whose key is not among ``keys`` (:func:`current_keys`): each
-    {id, config, stale_runs}; empty where every run would get the same key today."""
+    {id, config, stale_runs}; empty where every run would get the same key today. With ``datasets`` (the data
+    sets found here), a run on another data set is not judged: it cannot be keyed on this machine."""
     stale = []
     for record in ledger["records"]:
         values = (record.get("run_values") or {}).get("values", {})
-        missing = [k for k in values if k not in keys]
+        missing = [k for k in values if k not in keys and _checkable(ledger, k, datasets)]
         if missing:
             stale.append({"id": record["id"], "config": record["config"], "stale_runs": len(missing)})
     return stale
+
+
+def _checkable(ledger: dict, key: str, datasets: set[str] | None) -> bool:
+    return datasets is None or ledger["runs"].get(key, {}).get("dataset") in datasets
+
+
+def unchecked_datasets(ledger: dict, datasets: set[str]) -> list[str]:
+    """The ledger's data sets not found here, whose runs' keys could not be checked."""
+    return sorted({r.get("dataset") for r in ledger["runs"].values()} - set(datasets) - {None})
 
 
 def stale_note(paper: str, stale: list[dict]) -> str:
@@ -205,7 +222,8 @@ def book_records(quick: list[dict], papers, data_dir=None) -> tuple[list[dict], 
             notes.setdefault(paper, f"no ledger yet: this build's quick runs, shown as previews (write it with "
                                     f"`{refresh_command(paper)}`)")
             continue
-        stale = stale_records(book, current_keys(paper, book["profile"], data_dir, book.get("seeds")))
+        keys, datasets = current_runs(paper, book["profile"], data_dir, book.get("seeds"))
+        stale, unchecked = stale_records(book, keys, datasets), unchecked_datasets(book, datasets)
         quick_of = {(r["id"], r["config"]): r for r in mine}
         for r in ledger_records(book, stale):
             q = quick_of.get((r["id"], r["config"]))
@@ -213,5 +231,7 @@ def book_records(quick: list[dict], papers, data_dir=None) -> tuple[list[dict], 
                           "smoke": smoke_check(r, q), "quick_verdict": q["verdict"] if q else None})
         notes[paper] = (f"ledger of {book['date'][:10]} ({book['profile']} profile, code {book['code']}, "
                         f"{len(book['runs']):,} runs, {book['cpu_seconds']:,.0f} CPU s on {book['machine']})"
-                        + (f"; {stale_note(paper, stale)}" if stale else ""))
+                        + (f"; {stale_note(paper, stale)}" if stale else "")
+                        + (f"; runs on {', '.join(unchecked)} (not found here) not checked for staleness"
+                           if unchecked else ""))
     return shown, notes
