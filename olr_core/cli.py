@@ -185,8 +185,8 @@ def _print_records(records: list[dict]) -> None:
             margin = f"{c['margin']:+.3g}" if c["margin"] is not None else "n/a"
             print(f"{'':24}  {c['cell']}: margin {margin} [{low}, {high}], {c['runs']} run{'s' * (c['runs'] != 1)}")
         if r.get("scale"):
-            print(f"{'':24}scale: {r['scale']} ({r['horizon']} rounds, {r['runs_per_cell']} runs per cell; the "
-                  f"paper: {r['paper_horizon']} rounds, {r['paper_runs']} runs)")
+            print(f"{'':24}scale: {r['scale']} ({r['horizon']} rounds, {r['runs_per_cell']} per cell; the paper: "
+                  f"{r['paper_horizon']} rounds, {r['paper_runs']} per cell)")
 
 
 def _ledger_command(args) -> int:

@@ -162,8 +162,9 @@ def scale_text(record: dict) -> str:
     ours = f"{record['horizon']:,} rounds" if record.get("horizon") is not None else "no rounds"
     paper = f"{record['paper_horizon']:,} rounds" if record.get("paper_horizon") is not None else "no rounds"
     head = "paper scale" if record["scale"] == "paper" else "preview, not counted"
-    return (f"{head}: {ours}, {record['runs_per_cell']} runs per cell (the paper: {paper}, "
-            f"{record['paper_runs']} runs)")
+    runs, needed = record["runs_per_cell"], record["paper_runs"]
+    return (f"{head}: {ours}, {runs} run{'s' * (runs != 1)} per cell (the paper: {paper}, "
+            f"{needed} run{'s' * (needed != 1)})")
 
 
 def provenance(record: dict) -> str:
