@@ -495,7 +495,8 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
     above = sum(c.low > 0 for c in cells)
     below = sum(c.high < 0 for c in cells)
     plural, confidence = "s" * (len(cells) > 1), _percent(current_level())
-    reason = (f"margin: {what}; {confidence} interval above 0 in each of {len(cells)} cell{plural} (the claim must "
+    reason = (f"margin: {what}; {confidence} interval above 0" if every and len(cells) == 1 else
+              f"margin: {what}; {confidence} interval above 0 in each of {len(cells)} cell{plural} (the claim must "
               "hold in every cell: no correction needed)" if every else
               f"margin: {what}; {confidence} interval (Holm over {len(cells)} cell{plural}) "
               f"above 0 in {above}, below 0 in {below}, undecided in {len(cells) - above - below}")
