@@ -225,3 +225,63 @@ def test_position_based_model_has_equal_perplexities_by_construction():
     q = marginal_click_probabilities(model, labels)
     p = conditional_probabilities(model, ClickLog(labels, np.zeros(labels.shape, dtype=bool)))
     assert np.allclose(q, p)
+
+
+# -- assumptions W and O for the two pairings (issue #48) ----------------------------------------------------------
+
+def test_pair_chances_match_the_rankers_pairing_by_simulation():
+    from olr_core.rankers.clickpairs import independent_pairs
+    from olr_core.reproductions.pairing import pair_chances
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.2, 0.8, 6)
+    for pairing in ("adjacent", "shuffled"):
+        counts, n = np.zeros((6, 6)), 40_000
+        for _ in range(n):
+            win, lose = independent_pairs(rng.random(6) < p, rng, pairing)
+            counts[win, lose] += 1
+        won, _ = pair_chances(p, pairing)
+        assert np.abs(counts / n - won).max() < 0.01
+
+
+def test_adjacent_pairing_keeps_w_exactly_but_never_forms_pairs_off_its_slots():
+    from olr_core.reproductions.pairing import pair_chances, upper_bias
+
+    p = np.random.default_rng(4).uniform(0.1, 0.9, 10)
+    assert np.nanmax(np.abs(upper_bias(p, "adjacent"))) < 1e-12
+    _, formed = pair_chances(p, "adjacent")
+    assert formed[1, 2] == 0 and formed[0, 2] == 0 and formed[0, 1] > 0        # (2,3) and (1,3): q = 0
+
+
+def test_shuffled_pairing_forms_every_pair_but_its_click_inferred_window_biases_w():
+    from olr_core.reproductions.pairing import pair_chances, upper_bias
+
+    p = np.random.default_rng(5).uniform(0.2, 0.8, 10)
+    _, formed = pair_chances(p, "shuffled")
+    floor = p.min() * (1 - p.max()) / 9              # the lower one clicked, the upper not: 1/max(...) >= 1/(L-1)
+    assert formed[np.triu_indices(10, 1)].min() >= floor
+    assert np.nanmax(np.abs(upper_bias(p, "shuffled"))) > 0.05    # the window ends one past the last click
+
+
+def test_shuffled_pairing_keeps_w_when_the_swap_leaves_the_window_alone():
+    """The swap argument: with the last position always clicked, the window is the whole list for both click
+    statuses of a pair, so P(upper clicked | formed) = sigmoid(h_upper - h_lower) exactly."""
+    from olr_core.reproductions.pairing import upper_bias
+
+    p = np.random.default_rng(6).uniform(0.2, 0.8, 8)
+    p[-1] = 1 - 1e-12
+    assert np.nanmax(np.abs(upper_bias(p, "shuffled")[:-1, :-1])) < 1e-9
+
+
+@pytest.mark.parametrize("data, user", [(worlds.LINEAR_DATA, worlds.LinearLogisticUser()),
+                                        (worlds.NETWORK_DATA, worlds.NetworkLogisticUser())])
+def test_the_theory_worlds_users_click_by_the_order_of_their_labels_as_the_runs_load_them(data, user):
+    """The runs load a world by reference, which min-max normalises its features per query: the user's h on
+    those features must order every query's documents as its labels do (else the world is not well-specified)."""
+    from olr_core.data.registry import load_fold
+
+    train = load_fold(data, 1).train
+    for q in range(0, train.n_queries, 37):
+        query = train.query(q)
+        h = user.truth(query.features)
+        assert (np.argsort(h) == np.argsort(query.labels)).all()
