@@ -4,6 +4,7 @@ behind the new theory claims."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -147,7 +148,7 @@ def test_theory_runs_use_the_logistic_worlds():
     assert {s.dataset for s in neural_specs} == {worlds.NETWORK_DATA}
     pairrank_specs = pairrank.experiments.experiments("tiny", "text", ["synth-mslr"])["theory"]
     assert {s.click_model for s in pairrank_specs} == {worlds.LINEAR_USER}
-    assert {s.algorithm for s in pairrank_specs} == {"pairrank_c"}
+    assert {s.algorithm for s in pairrank_specs} == {"pairrank_c", "epsilon_greedy"}
     assert not pairrank.experiments.experiments("tiny", "code", ["synth-mslr"])["theory"]
 
 
@@ -285,3 +286,90 @@ def test_the_theory_worlds_users_click_by_the_order_of_their_labels_as_the_runs_
         query = train.query(q)
         h = user.truth(query.features)
         assert (np.argsort(h) == np.argsort(query.labels)).all()
+
+
+# -- theory records that can fail (issue #48) ----------------------------------------------------------------------
+
+def _theory_frame(series: dict, seeds: int = 5, rounds: int = 2000) -> pd.DataFrame:
+    """Runs of the theory experiment whose per-round mis-ordered pairs follow ``series[algorithm](t, rng)``,
+    decorated as the analysis decorates stored runs."""
+    from olr_core.reproductions.neural.analysis import lasting_share, loglog_slope
+
+    rows, t = [], np.arange(1, rounds + 1)
+    for algorithm, make in series.items():
+        for seed in range(seeds):
+            per_round = make(t, np.random.default_rng(seed))
+            rows.append({"algorithm": algorithm, "seed": seed, "config": "text", "rounds_run": rounds,
+                         "regret_slope": loglog_slope(t, np.cumsum(per_round)),
+                         "lasting_regret": lasting_share(per_round)})
+    return pd.DataFrame(rows)
+
+
+def linear_after_burn_in(t, rng):
+    """Regret a + b t: 12 mis-ordered pairs a round for 300 rounds, then 3 (plus noise)."""
+    return np.where(t < 300, 12.0, 3.0) + rng.normal(0, 1, len(t))
+
+
+def vanishing(t, rng):
+    """Per-round regret of a sqrt(T) learner: 20 / sqrt(t) (plus noise)."""
+    return 20.0 / np.sqrt(t) + rng.normal(0, 0.2, len(t))
+
+
+def _theory_claim(paper_claims, claim_id):
+    return next(c for c in paper_claims.CLAIMS if c.id == claim_id)
+
+
+@pytest.mark.parametrize("paper, claim_id, target", [(pairrank, "T8-sublinear", "pairrank_c"),
+                                                     (neural, "T4.4-sublinear", "olranknet")])
+def test_a_sublinear_record_fails_on_linear_regret_after_a_burn_in_and_carries_its_failing_control(paper, claim_id,
+                                                                                                  target):
+    """The log-log slope of cumulative regret over the second half is below 1 for a + b t (a burn-in), so the old
+    records passed on linear regret; the per-round test fails it, and the control's verdict is in the record."""
+    from olr_core.claims import judge
+
+    claim = _theory_claim(paper.claims, claim_id)
+    linear = judge(claim, _theory_frame({target: linear_after_burn_in, "epsilon_greedy": linear_after_burn_in}),
+                   "text")
+    assert linear["verdict"] == "not reproduced"
+    assert linear["control"] == {"method": "epsilon_greedy", "verdict": "not reproduced",
+                                 "ours": linear["control"]["ours"]}
+    learning = judge(claim, _theory_frame({target: vanishing, "epsilon_greedy": linear_after_burn_in}), "text")
+    assert learning["verdict"] == "reproduced" and learning["control"]["verdict"] == "not reproduced"
+
+
+def test_the_cumulative_slope_cannot_tell_linear_regret_after_a_burn_in_from_sublinear():
+    frame = _theory_frame({"a": linear_after_burn_in})
+    assert (frame["regret_slope"] < 1).all()                    # what the replaced records tested
+    assert (frame["lasting_regret"] > 0.5).all()
+
+
+def test_every_sublinear_theory_record_runs_its_negative_control_in_the_same_world():
+    for paper in (pairrank, neural):
+        specs = paper.experiments.experiments("tiny", "text", ["synth-mslr"])["theory"]
+        for claim in paper.claims.CLAIMS:
+            if "sublinear" in claim.id:
+                assert claim.rule == "below_with_control"
+                assert {s.algorithm for s in specs} == {claim.args["target"], claim.args["control"]}
+        assert {s.params.get("pairing") for s in specs} == {"shuffled"}
+        assert len({(s.dataset, s.click_model) for s in specs}) == 1
+
+
+def test_the_neural_rate_record_is_not_testable_with_the_bound_over_the_trivial_bound_printed():
+    from olr_core.claims import judge
+
+    claim = _theory_claim(neural.claims, "T4.4-rate")
+    record = judge(claim, _theory_frame({"olranknet": vanishing}), "text")
+    assert record["verdict"] == "not testable here"
+    ratio = float(record["ours"].split("= ")[1].split(" at")[0])
+    assert ratio > 1e6
+
+
+def test_an_upper_bound_rate_above_its_slope_is_inconclusive_not_refuted():
+    from olr_core.claims import Claim, judge
+
+    claim = Claim("x", "rate", "Theorem", "regret grows at most like T^(2/3)", "theory", "regret_slope",
+                  "rate_at_most", {"threshold": 0.67}, "", ())
+    frame = pd.DataFrame({"regret_slope": [0.9, 0.91, 0.92, 0.9, 0.93], "config": "text"})
+    assert judge(claim, frame, "text")["verdict"] == "inconclusive"
+    below = frame.assign(regret_slope=[0.5, 0.52, 0.51, 0.5, 0.49])
+    assert judge(claim, below, "text")["verdict"] == "reproduced"

@@ -143,3 +143,20 @@ def observation_diagnostics(ranker, fold, user, rounds: int, seed: int, pairing:
             "mean_chance": float(every_chance.mean()) if len(every_chance) else float("nan"),
             "uncertain_pair_rounds": int(len(every_chance)), "w_bias": float(np.mean(biases)),
             "lambda_min_per_round": float(eigen[-1]), "rounds": np.array(at), "lambda_series": np.array(eigen)}
+
+
+def world_gaps(fold, truth) -> tuple[float, float]:
+    """Assumption G's Delta_min in a world: the smallest |sigmoid(h_i - h_j) - 1/2| over the pairs of every query,
+    and the share of pairs whose gap is below 0.05."""
+    data = fold.train
+    h = truth(data.features).reshape(-1, data.docs_per_query[0])
+    first, second = np.triu_indices(h.shape[1], 1)
+    gaps = np.abs(expit(h[:, first] - h[:, second]) - 0.5)
+    return float(gaps.min()), float(np.mean(gaps < 0.05))
+
+
+def bound_over_trivial(gap: float, rounds: int) -> float:
+    """The poly-logarithmic regret bound over the trivial one at ``rounds``, with every factor the runs cannot
+    measure at its most favourable value (effective dimension 1, q = 1, constant 1): (log^2 T / Delta^2) V over
+    T V, the trivial bound of V mis-ordered pairs a round."""
+    return float(np.log(rounds) ** 2 / gap ** 2 / rounds)
