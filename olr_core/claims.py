@@ -897,12 +897,18 @@ def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
     return Outcome("", 0, "not testable here", reason)
 
 
-def rule_bound_above_trivial(frame, claim, reason: str, ratio, **_) -> Outcome:
+def rule_bound_above_trivial(frame, claim, reason: str, ratio=None, column: str | None = None,
+                             otherwise_above: float | None = None, **_) -> Outcome:
     """An upper bound that exceeds the trivial bound at the runs' horizon cannot be contradicted by them: "not
-    testable here", with ``ratio(T)`` (the bound over the trivial bound at the longest run's T) in the reason."""
+    testable here", with the bound over the trivial bound at the longest run's T in the reason: ``ratio(T)``, or the
+    smallest value over the runs of the frame's ``column``. Where the bound is below the trivial one and
+    ``otherwise_above`` is given, the claim is judged by :func:`rule_above` at that threshold."""
     horizon = int(frame["rounds_run"].max())
-    return Outcome(f"bound / trivial bound = {ratio(horizon):.2g} at T = {horizon:,}", 0, "not testable here",
-                   f"{reason}; at T = {horizon:,} the bound is {ratio(horizon):.2g} times the trivial bound")
+    value = ratio(horizon) if column is None else float(frame[column].min())
+    if value <= 1 and otherwise_above is not None:
+        return _threshold(frame, claim, otherwise_above, at_most=False)
+    return Outcome(f"bound / trivial bound = {value:.2g} at T = {horizon:,}", 0, "not testable here",
+                   f"{reason}; at T = {horizon:,} the bound is {value:.2g} times the trivial bound")
 
 
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,

@@ -373,3 +373,26 @@ def test_an_upper_bound_rate_above_its_slope_is_inconclusive_not_refuted():
     assert judge(claim, frame, "text")["verdict"] == "inconclusive"
     below = frame.assign(regret_slope=[0.5, 0.52, 0.51, 0.5, 0.49])
     assert judge(claim, below, "text")["verdict"] == "reproduced"
+
+
+def test_the_top_k_bound_record_is_not_testable_while_its_bound_exceeds_the_trivial_one():
+    from olr_core.claims import judge
+
+    claim = _theory_claim(topk.claims, "T4.1-bound")
+    runs = pd.DataFrame({"algorithm": "topk_squared", "config": "text", "rounds_run": 10_000,
+                         "bound_slack": [0.9, 0.95, 0.92], "bound_over_trivial": [24.0, 23.0, 25.0]})
+    record = judge(claim, runs, "text")
+    assert record["verdict"] == "not testable here" and "23 times the trivial bound" in record["reason"]
+    tight = runs.assign(bound_over_trivial=0.5)
+    assert judge(claim, tight, "text")["verdict"] == "reproduced"
+
+
+@pytest.mark.parametrize("paper, claim_id", [(topk, "T4.1-rate"), (klrank, "T4.4-rate")])
+def test_an_upper_bound_rate_record_is_never_refuted_by_a_steeper_slope(paper, claim_id):
+    from olr_core.claims import judge
+
+    claim = _theory_claim(paper.claims, claim_id)
+    where = {k: (v[0] if isinstance(v, list) else v) for k, v in claim.where.items()}
+    steep = pd.DataFrame({"algorithm": "x", "config": "text", "rounds_run": 1000, **where,
+                          "regret_slope": [0.98, 0.99, 1.0, 0.97, 0.99]})
+    assert judge(claim, steep, "text")["verdict"] == "inconclusive"
