@@ -396,3 +396,17 @@ def test_an_upper_bound_rate_record_is_never_refuted_by_a_steeper_slope(paper, c
     steep = pd.DataFrame({"algorithm": "x", "config": "text", "rounds_run": 1000, **where,
                           "regret_slope": [0.98, 0.99, 1.0, 0.97, 0.99]})
     assert judge(claim, steep, "text")["verdict"] == "inconclusive"
+
+
+def test_the_replayed_diagnostics_find_q_zero_for_adjacent_pairs_and_a_positive_q_for_shuffled_ones():
+    from olr_core.rankers import make_ranker
+    from olr_core.reproductions.pairing import observation_diagnostics
+
+    fold, user = worlds.linear_fold(), worlds.LinearLogisticUser()
+    found = {pairing: observation_diagnostics(make_ranker("pairrank_c", alpha=0.1, pairing=pairing), fold, user,
+                                              300, 0, pairing, every=20, draws=4)
+             for pairing in ("adjacent", "shuffled")}
+    assert found["adjacent"]["q"] == 0 and found["adjacent"]["never_formed"] > 0
+    assert abs(found["adjacent"]["w_bias"]) < 1e-12
+    assert found["shuffled"]["q"] > 0 and found["shuffled"]["never_formed"] == 0
+    assert found["shuffled"]["lambda_min_per_round"] > found["adjacent"]["lambda_min_per_round"] > 0

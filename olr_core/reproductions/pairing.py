@@ -115,12 +115,21 @@ def round_observation(ranker, query, click_probability: np.ndarray, pairing: str
     return chance, bias_sum / max(formed_sum, 1e-300)
 
 
+def click_probability_of(user):
+    """The per-document click probability sigmoid(h(x) - bias) of a logistic user: a world's (``truth``) or
+    :class:`olr_core.users.LogisticClickUser` (``theta_star``)."""
+    if hasattr(user, "truth"):
+        return lambda features: expit(user.truth(features) - user.bias)
+    return lambda features: expit(features @ np.asarray(user.theta_star) - user.bias)
+
+
 def observation_diagnostics(ranker, fold, user, rounds: int, seed: int, pairing: str, every: int = 10,
                             draws: int = 8) -> dict:
-    """Replay ``ranker`` (already built) for ``rounds`` rounds of ``fold`` against the world's ``user`` and
+    """Replay ``ranker`` (already built) for ``rounds`` rounds of ``fold`` against the logistic ``user`` and
     measure, every ``every`` rounds: O's chance of each uncertain pair (its smallest value is the measured q),
     W's bias and E's lambda_min(M_t) / t. The replay uses its own random streams (the run's settings, not the
     stored run's draws)."""
+    click_probability = click_probability_of(user)
     streams = np.random.default_rng(seed).spawn(3)
     train = fold.train
     ranker.start(train, streams[0])
@@ -128,7 +137,7 @@ def observation_diagnostics(ranker, fold, user, rounds: int, seed: int, pairing:
     for t in range(1, rounds + 1):
         query = train.query(int(streams[1].integers(train.n_queries)))
         if t % every == 0:
-            probability = expit(user.truth(query.features) - user.bias)
+            probability = click_probability(query.features)
             chance, bias = round_observation(ranker, query, probability, pairing, streams[2], draws)
             chances.append(chance)
             biases.append(bias)
