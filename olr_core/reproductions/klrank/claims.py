@@ -78,17 +78,11 @@ def paper_cells(claim: Claim) -> dict:
     return {}
 
 
-# -- claims of the analysis the book had neither stated nor tested (issue #36) -----------------------------------
+# -- claims of the analysis the book had neither stated nor tested (issue #36; Remark 3.3, an algebraic identity,
+# is a unit test since issue #48: tests/test_theory_corrections.py) ---------------------------------------------
 
-ROUNDING = 1e-12
 
 THEORY_CLAIMS = [
-    Claim(PAPER, "R3.3-pairwise-special-case", "Remark 3.3", "The choice model handles pairwise preferences as a "
-          "special case: with two candidates, the K-L cost of a choice and its gradient are RankNet's pairwise "
-          "logistic loss and gradient (measured: the largest difference over 1,000 random fitness vectors, at most "
-          f"{ROUNDING})", "regret", "pairwise_gap", "below", {"threshold": ROUNDING},
-          "a more general form than RankNet's pairwise model", (),
-          unstated={"threshold": Unstated("difference that counts as equal up to rounding")}),
     Claim(PAPER, "T4.4-greedy", "Section 5.1 (Greedy KLRank), Theorem 4.4", "Theorem 4.4 still guarantees Greedy "
           "KLRank's parameters a vanishing average K-L regret: GPER's bound holds for any sequence of choices, "
           "whatever list was shown", "none", "regret_slope", "not_testable",
