@@ -156,12 +156,20 @@ def explicit_bound(data: RankingData, horizons, eta0: float, gamma0: float, radi
     r_d = float(np.sqrt((data.features ** 2).sum(axis=1)).max())
     r_max = float(data.labels.max())
     c = 8 * m ** 2 * r_d ** 2 * (r_d ** 2 * radius ** 2 + r_max ** 2)
-    b = m * (max(1.0, radius * r_d) + r_max) ** 2
+    b = largest_round_loss(data, radius)
     t = np.arange(1, int(np.max(horizons)) + 1, dtype=float)
     eta, gamma = eta0 / t ** eta_power, np.minimum(gamma0 / t ** gamma_power, 1.0)
     explore = np.cumsum(eta / gamma) * c / 2 + np.cumsum(gamma) * b
     T = np.asarray(horizons, int)
     return 2 * radius ** 2 / eta[T - 1] + explore[T - 1]
+
+
+def largest_round_loss(data: RankingData, radius: float = 1.0) -> float:
+    """B = m (max(1, U R_D) + R_max)^2: the largest squared loss of a playable score vector in one round, so that
+    B T is the trivial bound on T rounds' regret (see :func:`explicit_bound`)."""
+    m = int(np.diff(data.offsets).max())
+    r_d = float(np.sqrt((data.features ** 2).sum(axis=1)).max())
+    return m * (max(1.0, radius * r_d) + float(data.labels.max())) ** 2
 
 
 def loglog_slope(T: np.ndarray, regret: np.ndarray, later: float = 1 / 8) -> float:
@@ -311,7 +319,7 @@ def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = 
     for (dataset, fold, rounds), group in itertools.groupby(sorted(specs, key=_world), key=_world):
         precompute_comparators(list(group), load_fold(dataset, fold, data_dir).train, checkpoints(rounds),
                                     jobs)
-    slopes, finals, slack = [], [], []
+    slopes, finals, slack, over = [], [], [], []
     for spec in specs:
         _, trace = store.load(spec_key(spec, data_dir))
         data = load_fold(spec.dataset, spec.fold, data_dir).train
@@ -323,9 +331,12 @@ def decorate(name: str, specs, frame: pd.DataFrame, store: ResultStore | None = 
             bound = explicit_bound(data, curve["T"].to_numpy(), p.get("eta0", 0.01), p.get("gamma0", 0.1),
                                         p.get("radius", 1.0))
             slack.append(float(np.min((bound - curve["regret"].to_numpy()) / bound)))
+            over.append(float(bound[-1] / (largest_round_loss(data, p.get("radius", 1.0)) * curve["T"].iloc[-1])))
         else:
             slack.append(float("nan"))
+            over.append(float("nan"))
     return frame.assign(regret_slope=np.array(slopes), final_regret=np.array(finals), bound_slack=np.array(slack),
+                        bound_over_trivial=np.array(over),
                         cost_exponent=[benchmarked_cost_exponent(s.seed) if s.algorithm == "topk_squared"
                                        else np.nan for s in specs],
                         calibrated_floor=calibrated_regret_floor())
