@@ -172,3 +172,148 @@ def scaled_add(v, items, delta, scale, old, new):
         old[k] = v[items[k]]
         new[k] = old[k] + delta[k] / scale
         v[items[k]] = new[k]
+
+
+KEYS_NEEDED = -1.0     # what :func:`split_ndcg_mean` returns when tie keys decide an NDCG (or a score is infinite)
+
+
+@njit(cache=True)
+def _block_sum(a, lo, n):
+    """numpy's pairwise sum of a block of at most 128 terms (a[lo:lo + n]): below 8 one by one, else in eight
+    interleaved partial sums added as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then the rest."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r = a[lo: lo + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    for rest in range(lo + i, lo + n):
+        res += a[rest]
+    return res
+
+
+@njit(cache=True)
+def _left_half(n):
+    """The size of the first half numpy's pairwise sum splits n terms into: n // 2 rounded down to a multiple
+    of 8."""
+    half = n // 2
+    return half - half % 8
+
+
+@njit(cache=True)
+def numpy_pairwise_sum(a, lo, n):
+    """The sum of a[lo:lo + n] as numpy's ``np.add.reduce`` makes it on a contiguous float64 array, bit for bit:
+    its pairwise summation (numpy/_core/src/umath/loops_utils.h.src, ``pairwise_sum``), blocks of up to 128
+    terms (:func:`_block_sum`) added as a binary tree (the first half of a split: :func:`_left_half`), added to
+    the reduction's identity 0.0 (so an empty or all -0.0 sum is +0.0). The
+    recursion is unrolled on a stack of frames (start, size, left sum if done): numba's cache does not
+    reload recursive functions safely."""
+    start, size = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    left, left_done = np.empty(64), np.zeros(64, dtype=np.bool_)
+    d = 0
+    start[0], size[0] = lo, n
+    while True:
+        if size[d] > 128:                                   # descend into the left half
+            start[d + 1], size[d + 1], left_done[d + 1] = start[d], _left_half(size[d]), False
+            d += 1
+            continue
+        value = _block_sum(a, start[d], size[d])
+        d -= 1
+        while d >= 0 and left_done[d]:                      # a right half: add it to its left, go up
+            value = left[d] + value
+            d -= 1
+        if d < 0:
+            return 0.0 + value                              # (the reduction starts from its identity, +0.0)
+        left[d], left_done[d] = value, True                 # a left half: now the right one
+        half = _left_half(size[d])
+        start[d + 1], size[d + 1], left_done[d + 1] = start[d] + half, size[d] - half, False
+        d += 1
+
+
+@njit(cache=True)
+def top_k_by_score(scores, lo, hi, k, buffer):
+    """:func:`segment_top_k` by score alone (a tie kept in document order): the best ``min(k, hi - lo)`` documents
+    of [lo, hi), best first; the scores in ``buffer`` are those of the top k by (score, key) for any keys."""
+    count = 0
+    m = min(k, hi - lo)
+    for i in range(lo, hi):
+        if count < m:
+            pos = count
+            count += 1
+        elif scores[i] > scores[buffer[m - 1]]:
+            pos = m - 1
+        else:
+            continue
+        while pos > 0 and scores[i] > scores[buffer[pos - 1]]:
+            buffer[pos] = buffer[pos - 1]
+            pos -= 1
+        buffer[pos] = i
+    return m
+
+
+@njit(cache=True)
+def _one_gain(scores, gains, lo, hi, value):
+    """Every document of [lo, hi) scored ``value`` has the same gain (so no order among them changes a DCG)."""
+    first = -1.0
+    for i in range(lo, hi):
+        if scores[i] == value:
+            if first < 0.0:
+                first = gains[i]
+            elif gains[i] != first:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _keys_decide(scores, gains, lo, hi, buffer, m):
+    """The tie keys could change the gains at some of the first ``m - 1`` positions (of the top ``m`` by score):
+    two adjacent documents there tie, and the documents of that score have different gains."""
+    for r in range(m - 1):
+        value = scores[buffer[r]]
+        if value == scores[buffer[r + 1]] and not _one_gain(scores, gains, lo, hi, value):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _discounts(k):
+    """log2(r + 2) for r < k, each computed as :func:`_ndcg_of_top` computes it."""
+    out = np.empty(k)
+    for r in range(k):
+        out[r] = np.log2(r + 2.0)
+    return out
+
+
+@njit(cache=True)
+def split_ndcg_mean(scores, gains, offsets, ideal, keep, k, compact):
+    """The mean NDCG@k over the queries in ``keep`` of one evaluation, in one pass over the split, without the
+    tie keys: each query's top k by score (:func:`top_k_by_score`), its DCG with the discounts computed once,
+    over its precomputed ideal DCG, and the mean by numpy's pairwise sum over the kept queries in order
+    (:func:`numpy_pairwise_sum`): bit for bit ``mean(segment_ndcg(scores, keys, ...)[keep])`` for every keys,
+    as long as no tie among a query's best k + 1 joins documents of different gains. ``KEYS_NEEDED`` if one
+    does, or if a score is not finite: the caller then draws the keys and takes :func:`segment_ndcg`."""
+    for i in range(len(scores)):
+        if not np.isfinite(scores[i]):
+            return KEYS_NEEDED
+    discounts = _discounts(k)
+    buffer = np.empty(k + 1, dtype=np.int64)
+    kept = 0
+    for q in range(len(offsets) - 1):
+        if not keep[q]:
+            continue
+        lo, hi = offsets[q], offsets[q + 1]
+        m = top_k_by_score(scores, lo, hi, k + 1, buffer)
+        if ideal[q] > 0 and _keys_decide(scores, gains, lo, hi, buffer, m):
+            return KEYS_NEEDED
+        dcg = 0.0
+        for r in range(min(m, k)):
+            dcg += gains[buffer[r]] / discounts[r]
+        compact[kept] = dcg / ideal[q] if ideal[q] > 0 else np.nan
+        kept += 1
+    return numpy_pairwise_sum(compact, 0, kept) / kept

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .data.ranking_data import Fold, RankingData
-from .kernels import certified_segment_ndcg, segment_ndcg, summation_gamma
+from .kernels import KEYS_NEEDED, certified_segment_ndcg, segment_ndcg, split_ndcg_mean, summation_gamma
 from .metrics import _discounts, cosine_similarity, cumulative_online, ideal_dcg_rows, padded_gains
 from .threads import blas_threads
 
@@ -107,6 +107,7 @@ class OfflineEvaluator:
         self.ideal = data.derived(f"ideal_dcg@{k}", lambda d: _ideal_dcgs(d, k))
         self.keep = data.derived("has_relevant", RankingData.has_relevant)
         self.out = np.empty(data.n_queries)
+        self.compact = np.empty(data.n_queries)
 
     def per_query(self, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """NDCG@k of each query (NaN for queries without a relevant document)."""
@@ -128,15 +129,39 @@ class OfflineEvaluator:
         return float(per_query[self.keep].mean())
 
     def load_kernel(self) -> None:
-        """Dispatch the compiled evaluation once on throwaway scores and keys: the first compiled call of a
+        """Dispatch the compiled evaluations once on throwaway scores and keys: the first compiled call of a
         process loads numba's machine code and sets up its runtime (a fixed cost of the process, not of a run)."""
         self.per_query(np.zeros(self.n_docs), np.random.default_rng(0))
+        self.of_stream(np.zeros(self.n_docs), np.random.default_rng(0))
+
+    def of_stream(self, scores: np.ndarray, rng: np.random.Generator) -> float | None:
+        """``self(scores, rng)`` bit for bit, the generator left in the same state, for a stream that draws only
+        doubles (the loop's evaluation stream: its keys), in one compiled pass (:func:`olr_core.kernels.
+        split_ndcg_mean`). The keys are drawn only where a tie needs them; otherwise the stream is advanced past
+        them (:func:`skip_doubles`). None, with the stream untouched, if a score is not finite."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if not self.keep.any():
+            return float("nan") if np.isfinite(scores).all() else None
+        value = split_ndcg_mean(scores, self.gains, self.offsets, self.ideal, self.keep, self.k, self.compact)
+        if value != KEYS_NEEDED:
+            skip_doubles(rng, self.n_docs)
+            return float(value)
+        return self(scores, rng) if np.isfinite(scores).all() else None
 
     def __call__(self, scores: np.ndarray, rng: np.random.Generator) -> float:
         """Mean NDCG@k of ranking each query's documents by ``scores`` (one per document)."""
         if not self.keep.any():
             return float("nan")
         return self.mean(self.per_query(scores, rng))
+
+
+def skip_doubles(rng: np.random.Generator, n: int) -> None:
+    """The state ``rng.random(n)`` leaves, without the doubles: a PCG64 draws a double from one step, so it is
+    advanced n steps (``advance`` drops a buffered 32-bit half, which a stream of doubles never holds)."""
+    if type(rng.bit_generator) is np.random.PCG64:
+        rng.bit_generator.advance(n)
+    else:
+        rng.random(n)
 
 
 def _check(rounds, eval_every, cutoff, ranker, user):
@@ -236,8 +261,9 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
             if batch is not None:
                 batch.flush()                          # (earlier evaluations first: their keys come first)
             scores = ranker.score(evaluation_data)
-            _require_finite(ranker, scores, t)
-            offline[e] = evaluator(scores, streams["evaluation"])
+            offline[e] = evaluator.of_stream(scores, streams["evaluation"])
+            if offline[e] is None or not _finite_weights(ranker):
+                raise _non_finite(ranker, t)
         w = ranker.weights() if reference_weights is not None and hasattr(ranker, "weights") else None
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, _cosine_to_reference(ranker, w, reference_weights), n_evals)
@@ -301,13 +327,10 @@ def _cosine_to_reference(ranker, weights: np.ndarray, reference: np.ndarray) -> 
     return cosine_similarity(weights, reference)
 
 
-def _require_finite(ranker, scores: np.ndarray, t: int) -> None:
-    """Stop the run when the model's scores (or weights) are no longer finite numbers."""
+def _finite_weights(ranker) -> bool:
+    """The ranker's weights (if it has any) are all finite numbers."""
     weights = ranker.weights() if hasattr(ranker, "weights") else None      # (weights() is optional)
-    total = float(np.add.reduce(scores, axis=None)) + (0.0 if weights is None else float(np.add.reduce(weights)))
-    if np.isfinite(total) or (np.isfinite(scores).all() and (weights is None or np.isfinite(weights).all())):
-        return                                       # (a finite sum is the cheap common case)
-    raise _non_finite(ranker, t)
+    return weights is None or bool(np.isfinite(np.add.reduce(weights))) or bool(np.isfinite(weights).all())
 
 
 def _non_finite(ranker, t: int) -> NonFiniteModelError:
