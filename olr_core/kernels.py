@@ -82,26 +82,6 @@ def segment_ndcg(scores, keys, gains, offsets, ideal, k, out):
 
 
 @njit(cache=True)
-def certified_segment_ndcg(scores, keys, gains, offsets, ideal, k, slack, out):
-    """:func:`segment_ndcg` of ``scores``, and whether every query's top k (the set and its order by score,
-    then key) is the same for any scores within ``slack[q] / 2`` of these, document by document: every
-    comparison it rests on (adjacent documents among the best k + 1) differs by more than ``slack[q]``. A
-    query without a relevant document (NaN whatever the order) needs no certificate. Stops at the first
-    uncertain query and returns False (``out`` then incomplete)."""
-    buffer = np.empty(k + 1, dtype=np.int64)
-    for q in range(len(offsets) - 1):
-        if not ideal[q] > 0:
-            out[q] = np.nan
-            continue
-        m = segment_top_k(scores, keys, offsets[q], offsets[q + 1], k + 1, buffer)
-        for r in range(m - 1):
-            if not scores[buffer[r]] - scores[buffer[r + 1]] > slack[q]:     # (rounding is monotone: a
-                return False                                                # computed gap > slack is one)
-        out[q] = _ndcg_of_top(buffer, min(m, k), gains, ideal[q])
-    return True
-
-
-@njit(cache=True)
 def lower_bound_above_half(prob, gram, width):
     """certain[i, j] = prob[i, j] - width * sqrt(max(K_ii + K_jj - 2 K_ij, 0)) > 1/2 for a Gram matrix K: the
     certain-order test of PairRank (Jia et al. 2021, Algorithm 1, line 6) and of its neural form (Jia & Wang
@@ -258,11 +238,22 @@ def top_k_by_score(scores, lo, hi, k, buffer):
 
 
 @njit(cache=True)
-def _one_gain(scores, gains, lo, hi, value):
-    """Every document of [lo, hi) scored ``value`` has the same gain (so no order among them changes a DCG)."""
+def _one_gain_placed(gains, buffer, first, last):
+    """The documents at positions first..last of ``buffer`` have the same gain."""
+    for r in range(first + 1, last + 1):
+        if gains[buffer[r]] != gains[buffer[first]]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _one_gain_between(scores, gains, lo, hi, top, bottom, slack):
+    """The documents of [lo, hi) scored at most ``top`` and at least ``bottom - slack`` (the computed difference
+    at most ``slack``: rounding is monotone, so no document within it in exact arithmetic is left out) have the
+    same gain."""
     first = -1.0
     for i in range(lo, hi):
-        if scores[i] == value:
+        if scores[i] <= top and bottom - scores[i] <= slack:
             if first < 0.0:
                 first = gains[i]
             elif gains[i] != first:
@@ -271,14 +262,35 @@ def _one_gain(scores, gains, lo, hi, value):
 
 
 @njit(cache=True)
-def _keys_decide(scores, gains, lo, hi, buffer, m):
-    """The tie keys could change the gains at some of the first ``m - 1`` positions (of the top ``m`` by score):
-    two adjacent documents there tie, and the documents of that score have different gains."""
-    for r in range(m - 1):
-        value = scores[buffer[r]]
-        if value == scores[buffer[r + 1]] and not _one_gain(scores, gains, lo, hi, value):
-            return True
-    return False
+def gains_settled(scores, gains, lo, hi, buffer, m, k, slack):
+    """The gains at the first min(k, n) positions of the query [lo, hi) are the same for every order by
+    (scores', keys) with scores' within ``slack / 2`` of ``scores``, document by document, and any keys.
+    ``buffer[:m]`` holds the query's top m = min(k + 1, n) by score. A gap between adjacent positions above
+    ``slack`` is a certain cut: the documents above it are the same set in every such order. Between certain
+    cuts the order is open, so those documents must share one gain; the open stretch across the cutoff
+    (positions first..k - 1 and below) can take any document scored between the cutoff's score less ``slack``
+    and the stretch's top, so all of those must (:func:`_one_gain_between`). With ``slack = 0`` the open
+    stretches are exact ties, and only the tie keys order them."""
+    top_k = min(k, hi - lo)
+    first = 0
+    for r in range(top_k):
+        if r + 1 < m and not scores[buffer[r]] - scores[buffer[r + 1]] > slack:
+            continue                                   # (rounding is monotone: a computed gap > slack is one)
+        if r > first and not _one_gain_placed(gains, buffer, first, r):
+            return False
+        first = r + 1
+    if first < top_k:
+        return _one_gain_between(scores, gains, lo, hi, scores[buffer[first]], scores[buffer[top_k - 1]], slack)
+    return True
+
+
+@njit(cache=True)
+def _all_finite(values):
+    """No NaN or infinity in ``values``: x - x is 0 for a finite x and NaN otherwise (one branch-free pass)."""
+    finite = True
+    for x in values:
+        finite &= x - x == 0.0
+    return finite
 
 
 @njit(cache=True)
@@ -291,25 +303,23 @@ def _discounts(k):
 
 
 @njit(cache=True)
-def split_ndcg_mean(scores, gains, offsets, ideal, keep, k, compact):
-    """The mean NDCG@k over the queries in ``keep`` of one evaluation, in one pass over the split, without the
-    tie keys: each query's top k by score (:func:`top_k_by_score`), its DCG with the discounts computed once,
-    over its precomputed ideal DCG, and the mean by numpy's pairwise sum over the kept queries in order
-    (:func:`numpy_pairwise_sum`): bit for bit ``mean(segment_ndcg(scores, keys, ...)[keep])`` for every keys,
-    as long as no tie among a query's best k + 1 joins documents of different gains. ``KEYS_NEEDED`` if one
-    does, or if a score is not finite: the caller then draws the keys and takes :func:`segment_ndcg`."""
-    for i in range(len(scores)):
-        if not np.isfinite(scores[i]):
-            return KEYS_NEEDED
-    discounts = _discounts(k)
-    buffer = np.empty(k + 1, dtype=np.int64)
+def settled_ndcg_mean(scores, slack, gains, offsets, ideal, keep, k, discounts, buffer, compact):
+    """The mean NDCG@k over the queries in ``keep`` of scores known to within ``slack[q] / 2`` of the ranker's
+    (0: these are the ranker's), in one pass over the split and without the tie keys: each query's top k by
+    score (:func:`top_k_by_score`), its DCG with the discounts computed once, over its precomputed ideal DCG,
+    and the mean by numpy's pairwise sum over the kept queries in order (:func:`numpy_pairwise_sum`). Bit for
+    bit ``mean(segment_ndcg(ranker's scores, keys, ...)[keep])`` for any keys, when every query's gains are
+    settled (:func:`gains_settled`); ``KEYS_NEEDED`` otherwise, or if a score is not finite: the caller then
+    draws the keys and takes :func:`segment_ndcg` of the ranker's scores."""
+    if not _all_finite(scores):
+        return KEYS_NEEDED
     kept = 0
     for q in range(len(offsets) - 1):
         if not keep[q]:
             continue
         lo, hi = offsets[q], offsets[q + 1]
         m = top_k_by_score(scores, lo, hi, k + 1, buffer)
-        if ideal[q] > 0 and _keys_decide(scores, gains, lo, hi, buffer, m):
+        if ideal[q] > 0 and not gains_settled(scores, gains, lo, hi, buffer, m, k, slack[q]):
             return KEYS_NEEDED
         dcg = 0.0
         for r in range(min(m, k)):
@@ -317,3 +327,21 @@ def split_ndcg_mean(scores, gains, offsets, ideal, keep, k, compact):
         compact[kept] = dcg / ideal[q] if ideal[q] > 0 else np.nan
         kept += 1
     return numpy_pairwise_sum(compact, 0, kept) / kept
+
+
+@njit(cache=True)
+def split_ndcg_mean(scores, gains, offsets, ideal, keep, k, compact):
+    """:func:`settled_ndcg_mean` of the ranker's own scores (no slack): ``KEYS_NEEDED`` only where a tie among a
+    query's best k + 1 joins documents of different gains (or a score is not finite)."""
+    return settled_ndcg_mean(scores, np.zeros(len(offsets) - 1), gains, offsets, ideal, keep, k, _discounts(k),
+                             np.empty(k + 1, dtype=np.int64), compact)
+
+
+@njit(cache=True)
+def batch_ndcg_means(scores, slack, gains, offsets, ideal, keep, k, compact, out):
+    """:func:`settled_ndcg_mean` of each row of ``scores`` (one evaluation each, in order, ``slack`` row by row)
+    into ``out``."""
+    discounts, buffer = _discounts(k), np.empty(k + 1, dtype=np.int64)
+    for row in range(scores.shape[0]):
+        out[row] = settled_ndcg_mean(scores[row], slack[row], gains, offsets, ideal, keep, k, discounts, buffer,
+                                     compact)

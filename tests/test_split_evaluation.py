@@ -102,7 +102,10 @@ def test_skipping_doubles_is_drawing_them():
 
 
 def reference_evaluation(monkeypatch):
-    """Today's path in the loop: the keys drawn, segment_ndcg, numpy's mean (OfflineEvaluator.__call__)."""
+    """Today's path in the loop: every evaluation unbatched, its GEMV's scores, the keys drawn, segment_ndcg,
+    numpy's mean (OfflineEvaluator.__call__)."""
+    monkeypatch.setattr(loop, "EVAL_COLUMNS", 0)
+
     def of_stream(self, scores, rng):
         scores = np.asarray(scores, dtype=np.float64)
         return self(scores, rng) if np.isfinite(scores).all() else None
