@@ -117,6 +117,9 @@ def cli() -> dict:
     baseline = os.environ.get("OLR_BASELINE_DIR")
     trees = {"after": here, **({"before": baseline} if baseline else {})}
     runs: dict = {}
+    for learner in LEARNERS:                      # warm-up: numba's cache of each tree compiled and loaded once
+        for tree in trees.values():
+            _cli(tree, learner, 10)
     for _ in range(REPEATS):
         for learner in LEARNERS:
             for every in EVERY:

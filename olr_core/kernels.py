@@ -309,10 +309,8 @@ def settled_ndcg_mean(scores, slack, gains, offsets, ideal, keep, k, discounts, 
     score (:func:`top_k_by_score`), its DCG with the discounts computed once, over its precomputed ideal DCG,
     and the mean by numpy's pairwise sum over the kept queries in order (:func:`numpy_pairwise_sum`). Bit for
     bit ``mean(segment_ndcg(ranker's scores, keys, ...)[keep])`` for any keys, when every query's gains are
-    settled (:func:`gains_settled`); ``KEYS_NEEDED`` otherwise, or if a score is not finite: the caller then
-    draws the keys and takes :func:`segment_ndcg` of the ranker's scores."""
-    if not _all_finite(scores):
-        return KEYS_NEEDED
+    settled (:func:`gains_settled`); ``KEYS_NEEDED`` otherwise: the caller then draws the keys and takes
+    :func:`segment_ndcg` of the ranker's scores. The scores must be finite numbers."""
     kept = 0
     for q in range(len(offsets) - 1):
         if not keep[q]:
@@ -332,7 +330,9 @@ def settled_ndcg_mean(scores, slack, gains, offsets, ideal, keep, k, discounts, 
 @njit(cache=True)
 def split_ndcg_mean(scores, gains, offsets, ideal, keep, k, compact):
     """:func:`settled_ndcg_mean` of the ranker's own scores (no slack): ``KEYS_NEEDED`` only where a tie among a
-    query's best k + 1 joins documents of different gains (or a score is not finite)."""
+    query's best k + 1 joins documents of different gains, or where a score is not finite."""
+    if not _all_finite(scores):
+        return KEYS_NEEDED
     return settled_ndcg_mean(scores, np.zeros(len(offsets) - 1), gains, offsets, ideal, keep, k, _discounts(k),
                              np.empty(k + 1, dtype=np.int64), compact)
 
@@ -340,7 +340,8 @@ def split_ndcg_mean(scores, gains, offsets, ideal, keep, k, compact):
 @njit(cache=True)
 def batch_ndcg_means(scores, slack, gains, offsets, ideal, keep, k, compact, out):
     """:func:`settled_ndcg_mean` of each row of ``scores`` (one evaluation each, in order, ``slack`` row by row)
-    into ``out``."""
+    into ``out``. The rows are a product of finite vectors whose scores cannot overflow
+    (:meth:`olr_core.loop.BatchedEvaluation.take`), so finite."""
     discounts, buffer = _discounts(k), np.empty(k + 1, dtype=np.int64)
     for row in range(scores.shape[0]):
         out[row] = settled_ndcg_mean(scores[row], slack[row], gains, offsets, ideal, keep, k, discounts, buffer,

@@ -134,6 +134,9 @@ class OfflineEvaluator:
         process loads numba's machine code and sets up its runtime (a fixed cost of the process, not of a run)."""
         self.per_query(np.zeros(self.n_docs), np.random.default_rng(0))
         self.of_stream(np.zeros(self.n_docs), np.random.default_rng(0))
+        if self.keep.any():
+            batch_ndcg_means(np.zeros((1, self.n_docs)), np.zeros((1, len(self.keep))), self.gains, self.offsets,
+                             self.ideal, self.keep, self.k, self.compact, np.empty(1))
 
     def of_stream(self, scores: np.ndarray, rng: np.random.Generator) -> float | None:
         """``self(scores, rng)`` bit for bit, the generator left in the same state, for a stream that draws only
