@@ -154,7 +154,7 @@ def scaled_add(v, items, delta, scale, old, new):
         v[items[k]] = new[k]
 
 
-KEYS_NEEDED = -1.0     # what :func:`split_ndcg_mean` returns when tie keys decide an NDCG (or a score is infinite)
+KEYS_NEEDED = -1.0     # what :func:`settled_ndcg_mean` returns when the keys (or the GEMV) must decide an NDCG
 
 
 @njit(cache=True)
@@ -191,9 +191,8 @@ def numpy_pairwise_sum(a, lo, n):
     """The sum of a[lo:lo + n] as numpy's ``np.add.reduce`` makes it on a contiguous float64 array, bit for bit:
     its pairwise summation (numpy/_core/src/umath/loops_utils.h.src, ``pairwise_sum``), blocks of up to 128
     terms (:func:`_block_sum`) added as a binary tree (the first half of a split: :func:`_left_half`), added to
-    the reduction's identity 0.0 (so an empty or all -0.0 sum is +0.0). The
-    recursion is unrolled on a stack of frames (start, size, left sum if done): numba's cache does not
-    reload recursive functions safely."""
+    the reduction's identity 0.0 (so an empty or all -0.0 sum is +0.0). The recursion is unrolled on a stack
+    of frames (start, size, left sum if done): numba's cache does not reload recursive functions safely."""
     start, size = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
     left, left_done = np.empty(64), np.zeros(64, dtype=np.bool_)
     d = 0
