@@ -246,9 +246,10 @@ def cmd_store_import(args) -> int:
     from .experiments import ResultStore
     from .experiments.bundle import import_bundle
 
-    record = import_bundle(ResultStore(args.results), args.file)
+    record = import_bundle(ResultStore(args.results), args.file, args.verify, args.data_dir)
     print(f"{args.file}: {record['added']} run(s) added, {record['runs'] - record['added']} already stored "
-          f"({_bundle_profile(record['profile'])}, sha256 {record['sha256']})")
+          f"({_bundle_profile(record['profile'])}, sha256 {record['sha256']}; {record['verified']} run(s) computed "
+          "again and identical)")
     return 0
 
 
@@ -435,6 +436,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=cmd_store_export)
     imported = ssub.add_parser("import", help="add the runs of a bundle, after checking every byte of it")
     imported.add_argument("file")
+    imported.add_argument("--verify", type=int, default=0, metavar="N",
+                          help="compute N random runs of the bundle again and import only if each is bit-identical")
+    imported.add_argument("--data-dir", default=None)
     imported.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
     imported.set_defaults(func=cmd_store_import)
 
