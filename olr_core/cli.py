@@ -272,7 +272,7 @@ def cmd_book(args) -> int:
         with dask_scheduler(args.dask):
             return build_book(args.profile, only=args.only, skip_build=args.no_build,
                               overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
-                              edition=args.edition, pages_at_once=args.pages_at_once)
+                              edition=args.edition, pages_at_once=args.pages_at_once, approved=args.yes)
     except PageFailedError as failed:
         print(f"olr: error: {failed}", file=sys.stderr)
         return 1
@@ -310,7 +310,7 @@ def cmd_notebook(args) -> int:
 
     try:
         path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
-                                   args.data_dir)
+                                   args.data_dir, approved=args.yes)
     except PageFailedError as failed:
         print(f"olr: error: {failed}", file=sys.stderr)
         return 1
@@ -444,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     book = sub.add_parser("book", help="execute every notebook with papermill and build the book")
     book.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    book.add_argument("--yes", action="store_true",
+                      help="execute a page whose -p sizes take it beyond the budget (olr_core.budget.LIMITS)")
     book.add_argument("--only", default=None, help="execute only this page (or the pages whose name contains it)")
     book.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
                       help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
@@ -475,6 +477,8 @@ def build_parser() -> argparse.ArgumentParser:
     notebook = sub.add_parser("notebook", help="execute one page as a standalone notebook")
     notebook.add_argument("name", help="the page (notebook) name, e.g. dsp_table2")
     notebook.add_argument("-o", "--output", required=True, help="where to write the executed .ipynb")
+    notebook.add_argument("--yes", action="store_true",
+                          help="execute a page whose -p sizes take it beyond the budget (olr_core.budget.LIMITS)")
     notebook.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="a parameter (repeatable)")
     notebook.add_argument("--profile", default="quick", choices=["quick", "paper"])
     notebook.add_argument("--data-dir", default=None)
