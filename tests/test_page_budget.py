@@ -31,3 +31,26 @@ def test_yes_or_a_profile_sized_page_passes():
     page_budget(context, page, {**params, "seeds": 30000}, {"seeds": 30000}, approved=True)
     with pytest.raises(BudgetError):
         page_budget(context, page, {**params, "seeds": 30000}, {"seeds": 30000}, approved=False)
+
+
+def test_dask_at_an_http_port_fails_within_10_s_with_one_line_and_a_scheduler_passes():
+    import http.server
+    import socketserver
+    import threading
+    import time
+
+    from olr_core.experiments.runner import dask_scheduler
+
+    server = socketserver.TCPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(ValueError) as refused:
+        with dask_scheduler(f"tcp://127.0.0.1:{server.server_address[1]}"):
+            pass
+    server.shutdown()
+    assert time.monotonic() - started < 10 and "\n" not in str(refused.value)
+    assert "not a Dask scheduler" in str(refused.value) or "no Dask scheduler" in str(refused.value)
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None) as cluster:
+        with dask_scheduler(cluster.scheduler_address) as address:
+            assert address == cluster.scheduler_address
