@@ -113,7 +113,7 @@ print(json.dumps({"seconds": seconds, "digest": digest.hexdigest()}))
 
 def quick_book_runs(root: str | None) -> dict[str, Counter]:
     """The (algorithm, stream, rounds) of every run each KLRank page computes at the quick profile, counted (the
-    regret page's adversarial and growth runs as notebooks/klrank_regret.ipynb lists them; those the table page
+    regret page's adversarial and growth runs as notebooks/klrank_regret.md lists them; those the table page
     already stored are not counted again)."""
     from olr_core.data import available
     from olr_core.reproductions.klrank.experiments import PROFILES, regret_specs, table2_grid

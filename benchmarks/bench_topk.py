@@ -109,8 +109,8 @@ def _label(kind: tuple) -> str:
 
 
 def quick_book_runs(root: str | None) -> dict[str, Counter]:
-    """The kinds of run each top-k page computes at the quick profile (notebooks/topk_figure1.ipynb and
-    topk_theory.ipynb, their default parameters), counted over seeds and configurations; a spec two grids share
+    """The kinds of run each top-k page computes at the quick profile (notebooks/topk_figure1.md and
+    topk_theory.md, their default parameters), counted over seeds and configurations; a spec two grids share
     is run once."""
     from olr_core.data import available
     from olr_core.reproductions.topk.experiments import CONFIGS, PROFILES, config_params, figure1_grid, regret_grid

@@ -44,7 +44,7 @@ def page_job(context: BuildContext, page: Page, overrides: dict | None = None, t
     (:func:`page_budget`; ``approved``: ``--yes``), here, before any kernel starts."""
     params = planned_parameters(Path(context.root), page, context.profile, overrides)
     page_budget(context, page, params, overrides or {}, approved)
-    target = target or Path(context.root) / "book" / "generated" / page.notebook
+    target = target or Path(context.root) / "book" / "generated" / page.executed_name
     return PageJob(context, page.name, page.notebook, params, dict(overrides or {}), str(target))
 
 
@@ -235,7 +235,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
     everything = load_pages(root)
     pages = select_pages(everything, only)
     if edition == "student" and not only:
-        pages = [p for p in pages if not (root / "book" / "generated" / p.notebook).exists()]
+        pages = [p for p in pages if not (root / "book" / "generated" / p.executed_name).exists()]
     if overrides and not only:
         raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
     jobs = [page_job(context, page, overrides, approved=approved) for page in pages]

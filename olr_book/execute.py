@@ -190,14 +190,16 @@ def execute_page(job: PageJob) -> Path:
 
 
 def _execute_to_temporary(source: Path, target: Path, params: dict, cwd: Path) -> Path:
-    """Execute ``source`` into a temporary file beside ``target`` and return it. On failure the built page is
-    left as it was, the failed notebook is kept in the temporary folder for reading, and a
-    :class:`PageFailedError` says in one line which cell raised what and where that notebook is."""
+    """Execute ``source`` (a page's text, read with jupytext) into a temporary file beside ``target`` and return
+    it. On failure the built page is left as it was, the failed notebook is kept in the temporary folder for
+    reading, and a :class:`PageFailedError` says in one line which cell raised what and where that notebook is."""
     import papermill
+
+    from .manifest import read_page
 
     executed = target.with_name(f".{target.stem}.{os.getpid()}.executing.ipynb")
     try:
-        papermill.execute_notebook(str(source), str(executed), parameters=params, cwd=str(cwd),
+        papermill.execute_notebook(read_page(source), str(executed), parameters=params, cwd=str(cwd),
                                    progress_bar=False, kernel_name="python3")
     except papermill.PapermillExecutionError as err:
         kept = Path(tempfile.mkdtemp(prefix="olr-failed-")) / target.name

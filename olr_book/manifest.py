@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -53,13 +52,20 @@ class Parameter:
     help: str = ""
 
 
+def read_page(path: Path):
+    """A page's notebook (a ``NotebookNode``), read from its MyST Markdown text (jupytext's ``md:myst``) or, for
+    a reader's own copy, from an ``.ipynb``."""
+    import jupytext
+
+    return jupytext.read(path)
+
+
 def declared_parameters(notebook: Path) -> dict[str, Parameter]:
     """The assignments of the notebook's cell tagged ``parameters`` (``name = literal  # help``), in order."""
-    cells = [c for c in json.loads(notebook.read_text())["cells"]
-             if "parameters" in c.get("metadata", {}).get("tags", [])]
+    cells = [c for c in read_page(notebook).cells if "parameters" in c.metadata.get("tags", [])]
     if len(cells) != 1:
         raise ValueError(f"{notebook}: expected one cell tagged 'parameters', found {len(cells)}")
-    source = "".join(cells[0]["source"])
+    source = cells[0].source
     lines = source.splitlines()
     out = {}
     for node in ast.parse(source).body:
@@ -103,7 +109,13 @@ class Page:
 
     @property
     def path(self) -> Path:
+        """The page's text (``notebooks/NAME.md``)."""
         return self.root / "notebooks" / self.notebook
+
+    @property
+    def executed_name(self) -> str:
+        """The executed notebook's file name under ``book/generated/`` (``NAME.ipynb``)."""
+        return f"{self.name}.ipynb"
 
     @cached_property
     def declared(self) -> dict[str, Parameter]:
@@ -185,7 +197,7 @@ def select_pages(pages: list[Page], only: str | None) -> list[Page]:
     """The pages ``only`` names: an exact notebook name if there is one, else every name containing it."""
     if not only:
         return pages
-    stem = only.removesuffix(".ipynb")
+    stem = only.removesuffix(".ipynb").removesuffix(".md")
     chosen = [p for p in pages if p.name == stem] or [p for p in pages if stem in p.notebook]
     if not chosen:
         raise ValueError(f"--only {only!r} matches no page; pages: {', '.join(p.name for p in pages)}")

@@ -75,9 +75,9 @@ def page_specs(notebook: Path, values: dict) -> list:
     this process (in the notebook's folder) up to its last statement that runs a grid (or judges claims), with
     ``values`` set after its parameters cell and those calls recording their specs instead of running them; a
     statement that fails (e.g. reading a run not yet stored) is skipped. [] for a page that stores no runs."""
-    import nbformat
+    import jupytext
 
-    cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
+    cells = [c for c in jupytext.read(notebook).cells if c.cell_type == "code"]
     trees = [ast.parse("\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith(("%", "!"))))
              for c in cells]
     names = _grid_functions(trees)

@@ -1,27 +1,49 @@
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from olr_book.manifest import PROFILES, is_run_size, load_pages
+from olr_book.manifest import PROFILES, is_run_size, load_pages, read_page
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_page(notebook, path: Path) -> None:
+    """A notebook written as a page's text (MyST Markdown), as the book keeps its pages."""
+    import jupytext
+
+    jupytext.write(notebook, path, fmt="md:myst")
 
 
 def test_manifest_lists_every_notebook_with_both_profiles():
     pages = load_pages(ROOT)
     listed = {p.notebook for p in pages}
-    on_disk = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
+    on_disk = {p.name for p in (ROOT / "notebooks").glob("*.md")}
     assert listed == on_disk
     for page in pages:
-        nb = json.loads(page.path.read_text())
-        params_cell = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+        params_cell = [c for c in read_page(page.path).cells if "parameters" in c.metadata.get("tags", [])]
         assert len(params_cell) == 1, page.notebook
-        names = {line.split("=")[0].strip() for line in "".join(params_cell[0]["source"]).splitlines()
+        names = {line.split("=")[0].strip() for line in params_cell[0].source.splitlines()
                  if "=" in line and not line.startswith("#")}
         for profile in PROFILES:
             assert set(page.parameters(profile)) <= names, (page.notebook, profile)
+
+
+def test_every_page_is_text_that_round_trips_through_jupytext():
+    """Pages are MyST Markdown notebooks (no .ipynb committed under notebooks/): jupytext reads each one and
+    writes it back to the same text, with its kernel and its parameters cell in the file."""
+    import jupytext
+
+    committed = subprocess.run(["git", "ls-files", "notebooks/*.ipynb"], capture_output=True, text=True, cwd=ROOT)
+    assert committed.returncode == 0 and committed.stdout == ""
+    for page in load_pages(ROOT):
+        text = page.path.read_text()
+        notebook = jupytext.reads(text, fmt="md:myst")
+        assert jupytext.writes(notebook, fmt="md:myst") == text, page.notebook
+        assert notebook.metadata["kernelspec"]["name"] == "python3", page.notebook
+        assert "```{code-cell}\n:tags: [parameters]\n" in text, page.notebook
 
 
 def test_run_sizes_are_written_in_the_profiles_tables_only():
@@ -42,8 +64,7 @@ def test_run_sizes_are_written_in_the_profiles_tables_only():
         if not sizes:
             continue
         assert page.sizes and "profile" in page.declared, page.notebook
-        cells = json.loads(page.path.read_text())["cells"]
-        resolving = ["".join(c["source"]) for c in cells if "run-sizes" in c.get("metadata", {}).get("tags", [])]
+        resolving = [c.source for c in read_page(page.path).cells if "run-sizes" in c.metadata.get("tags", [])]
         assert len(resolving) == 1 and f"page_sizes({page.name!r}, profile" in resolving[0], page.notebook
         assert all(f"{name}={name}" in resolving[0] for name in sizes), page.notebook
         for profile in PROFILES:
@@ -68,13 +89,13 @@ def test_page_sizes_fill_in_only_the_sizes_left_at_none(monkeypatch):
 
 
 @pytest.mark.parametrize("entry, named", [
-    ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {seeds: 3}, paper: {}}}",
+    ("{notebook: p.md, sizes: dsp.main, profiles: {quick: {seeds: 3}, paper: {}}}",
      "sets ['seeds']: run sizes come from its sizes 'dsp.main' only"),
-    ("{notebook: p.ipynb, sizes: dsp.mian, profiles: {quick: {}, paper: {}}}", "has no experiment 'mian'"),
-    ("{notebook: p.ipynb, sizes: nobody.main, profiles: {quick: {}, paper: {}}}", "names no paper"),
-    ("{notebook: p.ipynb, profiles: {quick: {}, paper: {}}}", "run-size parameters ['seeds', 'rounds', 'sessions']"),
-    ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {seedz: 1}, paper: {}}}", "sets ['seedz']"),
-    ("{notebook: p.ipynb, sizes: dsp.main, profiles: {quick: {}, paper: {sessions: 9}}}",
+    ("{notebook: p.md, sizes: dsp.mian, profiles: {quick: {}, paper: {}}}", "has no experiment 'mian'"),
+    ("{notebook: p.md, sizes: nobody.main, profiles: {quick: {}, paper: {}}}", "names no paper"),
+    ("{notebook: p.md, profiles: {quick: {}, paper: {}}}", "run-size parameters ['seeds', 'rounds', 'sessions']"),
+    ("{notebook: p.md, sizes: dsp.main, profiles: {quick: {seedz: 1}, paper: {}}}", "sets ['seedz']"),
+    ("{notebook: p.md, sizes: dsp.main, profiles: {quick: {}, paper: {sessions: 9}}}",
      "sets ['sessions']: run sizes come from its sizes 'dsp.main' only"),
 ])
 def test_a_manifest_that_writes_run_sizes_or_names_no_table_is_refused(tmp_path, entry, named):
@@ -84,7 +105,7 @@ def test_a_manifest_that_writes_run_sizes_or_names_no_table_is_refused(tmp_path,
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("profile = 'tiny'\nseeds = None\nrounds = None\nfolds = [1]\nsessions = None",
                                           metadata={"tags": ["parameters"]})]
-    nbformat.write(nb, tmp_path / "notebooks" / "p.ipynb")
+    write_page(nb, tmp_path / "notebooks" / "p.md")
     (tmp_path / "notebooks" / "manifest.yml").write_text(f"notebooks:\n  - {entry}\n")
     with pytest.raises(ValueError, match=re.escape(named)):
         load_pages(tmp_path)
@@ -118,10 +139,9 @@ def test_importing_olr_core_imports_no_notebook_or_plotting_library():
     assert out.stdout.strip() == "[]"
 
 
-def test_notebooks_are_committed_without_outputs():
-    for path in (ROOT / "notebooks").glob("*.ipynb"):
-        nb = json.loads(path.read_text())
-        assert not any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), path.name
+def test_pages_are_committed_without_outputs():
+    for page in load_pages(ROOT):
+        assert not any(c.get("outputs") for c in read_page(page.path).cells if c.cell_type == "code"), page.name
 
 
 def test_every_toc_file_exists():
@@ -132,7 +152,7 @@ def test_every_toc_file_exists():
                              for s in [ch, *ch.get("sections", [])]]
     for name in files:
         generated = name.startswith("book/generated/")
-        source = ROOT / "notebooks" / (Path(name).name + ".ipynb") if generated else ROOT / (name + ".md")
+        source = ROOT / "notebooks" / (Path(name).name + ".md") if generated else ROOT / (name + ".md")
         assert source.exists(), name
 
 
@@ -260,8 +280,7 @@ def _glued_keys(notebook: Path) -> tuple[set, list]:
     """The literal keys a notebook glues, and the prefixes of keys it glues with an f-string."""
     import re
 
-    nb = json.loads(notebook.read_text())
-    source = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    source = "\n".join(c.source for c in read_page(notebook).cells if c.cell_type == "code")
     literal = set(re.findall(r'glue\(\s*"([^"{}]+)"', source))
     prefixes = re.findall(r'glue\(\s*f"([^"{]*)\{', source)
     return literal, prefixes
@@ -281,10 +300,10 @@ def test_every_cross_page_glue_reference_names_a_glued_key_with_a_format():
             key = rest.split(":", 1)[0]
             if role == "text":
                 assert ":" in rest, f"{chapter.name}: {{glue:text}}`{target}` has no format spec"
-            literal, prefixes = _glued_keys(ROOT / "notebooks" / Path(page).name)
+            literal, prefixes = _glued_keys(ROOT / "notebooks" / f"{Path(page).stem}.md")
             assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{chapter.name}: {target}"
         for key, page in re.findall(r"```\{glue\}\s+(\S+)\s*\n:doc:\s*(\S+)", text):
-            literal, prefixes = _glued_keys(ROOT / "notebooks" / Path(page).name)
+            literal, prefixes = _glued_keys(ROOT / "notebooks" / f"{Path(page).stem}.md")
             assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{chapter.name}: {key}"
 
 
@@ -321,7 +340,7 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert re.search(rf"\| {re.escape(first_link)} \| 12 \| 2 \| 0 \| \d+ \| quick \| seeds=1 \|", table)
     assert f"| {second_link} | 30 | 0 | 2 | 0 | quick | seeds=2 |" in table
     assert re.search(rf"\| {first_page} \| \d+ \| (random|oracle) on synth-mq, 10 rounds \(1, \d+ s\)", table)
-    assert all((ROOT / "notebooks" / f"{page}.ipynb").exists() for page in (first_page, second_page))
+    assert all((ROOT / "notebooks" / f"{page}.md").exists() for page in (first_page, second_page))
     assert re.search(r"\| \*\*all 2 pages\*\* \| \*\*42\*\* \| \*\*2\*\* \| \*\*2\*\* \| \*\*\d+\*\* \|", table)
     assert "cores, Python" in table
     assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
@@ -355,7 +374,7 @@ def _timing_notebook(path: Path, body: str) -> None:
     nb.cells = [nbformat.v4.new_code_cell("seconds = 0.0", metadata={"tags": ["parameters"]}),
                 nbformat.v4.new_code_cell(body)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, path)
+    write_page(nb, path)
 
 
 def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, monkeypatch):
@@ -369,12 +388,12 @@ def test_pages_run_side_by_side_but_never_beside_a_page_they_wait_for(tmp_path, 
     stamp = ("import time, pathlib\nstart = time.time()\ntime.sleep(seconds)\n"
              "pathlib.Path('{name}.txt').write_text(f'{{start}} {{time.time()}}')")
     for name in "abc":
-        _timing_notebook(tmp_path / "notebooks" / f"{name}.ipynb", stamp.format(name=name))
+        _timing_notebook(tmp_path / "notebooks" / f"{name}.md", stamp.format(name=name))
     (tmp_path / "notebooks" / "manifest.yml").write_text(
         "notebooks:\n"
-        "  - {notebook: a.ipynb, profiles: {quick: {seconds: 3.0}, paper: {}}}\n"
-        "  - {notebook: b.ipynb, after: [a], profiles: {quick: {seconds: 0.5}, paper: {}}}\n"
-        "  - {notebook: c.ipynb, profiles: {quick: {seconds: 3.0}, paper: {}}}\n")
+        "  - {notebook: a.md, profiles: {quick: {seconds: 3.0}, paper: {}}}\n"
+        "  - {notebook: b.md, after: [a], profiles: {quick: {seconds: 0.5}, paper: {}}}\n"
+        "  - {notebook: c.md, profiles: {quick: {seconds: 3.0}, paper: {}}}\n")
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
     done = execute_pages(BuildContext.create(tmp_path, "quick"), load_pages(tmp_path), {}, at_once=2)
     assert set(done) == {"a", "b", "c"} and all(d["computed"] == 0 for d in done.values())
@@ -390,12 +409,12 @@ def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch, 
 
     (tmp_path / "_config.yml").write_text("title: t\n")
     (tmp_path / "notebooks").mkdir()
-    _timing_notebook(tmp_path / "notebooks" / "bad.ipynb", "raise ValueError('the planted fault')")
-    _timing_notebook(tmp_path / "notebooks" / "later.ipynb", "open('ran.txt', 'w').write('x')")
+    _timing_notebook(tmp_path / "notebooks" / "bad.md", "raise ValueError('the planted fault')")
+    _timing_notebook(tmp_path / "notebooks" / "later.md", "open('ran.txt', 'w').write('x')")
     (tmp_path / "notebooks" / "manifest.yml").write_text(
         "notebooks:\n"
-        "  - {notebook: bad.ipynb, profiles: {quick: {}, paper: {}}}\n"
-        "  - {notebook: later.ipynb, after: all, profiles: {quick: {}, paper: {}}}\n")
+        "  - {notebook: bad.md, profiles: {quick: {}, paper: {}}}\n"
+        "  - {notebook: later.md, after: all, profiles: {quick: {}, paper: {}}}\n")
     monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
     pages, context = load_pages(tmp_path), BuildContext.create(tmp_path, "quick")
     assert page_dependencies(pages) == {"bad": set(), "later": {"bad"}}
@@ -414,7 +433,7 @@ def test_a_failing_page_stops_the_build_and_names_itself(tmp_path, monkeypatch, 
     assert err.startswith("olr: error: page bad failed") and "the planted fault" in err
     manifest = tmp_path / "notebooks" / "manifest.yml"
     manifest.write_text(manifest.read_text().replace("after: all", "after: [nope]"))
-    with pytest.raises(ValueError, match="later.ipynb waits for \\['nope'\\]"):
+    with pytest.raises(ValueError, match="later.md waits for \\['nope'\\]"):
         load_pages(tmp_path)
 
 
@@ -436,7 +455,7 @@ def test_every_page_that_reads_tuned_parameters_waits_for_the_tuning_pages():
         return seen
 
     readers = [page for page in waits if page not in ("pairrank_tuning", "neural_tuning")
-               and any(word in (ROOT / "notebooks" / f"{page}.ipynb").read_text()
+               and any(word in (ROOT / "notebooks" / f"{page}.md").read_text()
                        for word in ("tuned", "h2h.grid", "h2h.settings", "claim_records"))]   # (standings: no)
     assert {"pairrank_figure3", "neural_figure4", "head_to_head", "claims", "your_method"} <= set(readers)
     for page in readers:

@@ -484,9 +484,9 @@ def faulty_book(tmp_path, monkeypatch):
     """A book of one page that fails when seconds is 13; its built page and an -o target already exist."""
     (tmp_path / "_config.yml").write_text("title: t\n")
     (tmp_path / "notebooks").mkdir()
-    _timing_notebook(tmp_path / "notebooks" / "bad.ipynb", "if seconds == 13:\n    raise KeyError('the planted fault')")
+    _timing_notebook(tmp_path / "notebooks" / "bad.md", "if seconds == 13:\n    raise KeyError('the planted fault')")
     (tmp_path / "notebooks" / "manifest.yml").write_text(
-        "notebooks:\n  - {notebook: bad.ipynb, profiles: {quick: {}, paper: {}}}\nranges:\n  seconds: {min: 1}\n")
+        "notebooks:\n  - {notebook: bad.md, profiles: {quick: {}, paper: {}}}\nranges:\n  seconds: {min: 1}\n")
     (tmp_path / "book" / "generated").mkdir(parents=True)
     for built in (tmp_path / "book" / "generated" / "bad.ipynb", tmp_path / "x.ipynb"):
         built.write_bytes(b"the built page")

@@ -8,6 +8,8 @@ from olr_core.experiments import ResultStore, RunSpec, run_grid
 from olr_core.experiments.costs import estimate_seconds
 from olr_core.plan import claim_grids, format_plan, page_specs, plan_groups
 
+from .test_book import write_page
+
 COSTS = {("pdgd", "synth-mq"): [(100, 2.0), (100, 4.0), (300, 9.0)],
          ("pdgd", "mq2008"): [(1000, 50.0)],
          ("dbgd(multileave=probabilistic)", "synth-mq"): [(100, 30.0)]}
@@ -60,8 +62,8 @@ def _notebook(root, cells):
     nb.cells = [nbformat.v4.new_code_cell(cells[0], metadata={"tags": ["parameters"]}),
                 *[nbformat.v4.new_code_cell(c) for c in cells[1:]]]
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, root / "notebooks" / "page.ipynb")
-    return root / "notebooks" / "page.ipynb"
+    write_page(nb, root / "notebooks" / "page.md")
+    return root / "notebooks" / "page.md"
 
 
 def test_page_specs_follow_the_pages_own_grid_functions_and_stop_after_the_last(tmp_path):

@@ -2,13 +2,13 @@
 number beside ours, links that reach the "claims decided here" box of the page holding the runs, and a forest
 plot whose panels each have one unit."""
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from olr_book.htmlcheck import check_claim_links
+from olr_book.manifest import read_page
 from olr_core.reproductions import next_runs
 from olr_core.reproductions import verdict_display as vd
 from olr_core.reproductions.verdicts import PAPERS, skyline_note
@@ -114,9 +114,9 @@ def test_every_registered_claim_links_to_a_page_that_shows_its_box():
             if not page:
                 continue
             assert f"book/generated/{page}\n" in toc, page
-            cells = json.loads((ROOT / "notebooks" / f"{page}.ipynb").read_text())["cells"]
-            boxes = ["".join(c["source"]) for c in cells if c.get("id") == "claims-decided-here"]
-            assert boxes and f"```{{glue}} claims_box_{page}\n:doc: claims.ipynb\n```" in boxes[0], page
+            box = f"```{{glue}} claims_box_{page}\n:doc: claims.ipynb\n```"
+            cells = read_page(ROOT / "notebooks" / f"{page}.md").cells
+            assert [c for c in cells if c.cell_type == "markdown" and box in c.source], page
             assert page in vd.evidence_pages()
 
 

@@ -64,8 +64,8 @@ def test_the_dsp_pages_name_only_known_configurations():
     from olr_book.manifest import load_pages
     root = Path(__file__).resolve().parents[2]
     pages = [p for p in load_pages(root) if p.name.startswith("dsp_") and {"config", "configs"} & set(p.declared)]
-    assert {p.notebook for p in pages} >= {"dsp_table2.ipynb", "dsp_table3.ipynb", "dsp_figure2.ipynb",
-                                           "dsp_figure3.ipynb", "dsp_figure4.ipynb", "dsp_ablation.ipynb"}
+    assert {p.notebook for p in pages} >= {"dsp_table2.md", "dsp_table3.md", "dsp_figure2.md",
+                                           "dsp_figure3.md", "dsp_figure4.md", "dsp_ablation.md"}
     for page in pages:
         name = "configs" if "configs" in page.declared else "config"
         for profile in ("quick", "paper"):
