@@ -573,6 +573,37 @@ def test_a_huge_feature_id_is_refused_without_allocating(tmp_path, capsys):
     assert f"{folder / 'train.txt'}, line 1: feature id 999999 is above 10,000" in err
 
 
+
+def _graded_folder(folder: Path, grade) -> Path:
+    """A LETOR folder whose document d of query q in split s has grade ``grade(s, q, d)``."""
+    folder.mkdir()
+    for split in ("train", "vali", "test"):
+        (folder / f"{split}.txt").write_text("".join(f"{grade(split, q, d)} qid:{q} 1:{d / 5:.2f} 2:{q / 6:.2f}\n"
+                                                     for q in range(6) for d in range(5)))
+    return folder
+
+
+def test_a_data_set_whose_grades_are_all_zero_is_refused_naming_the_folder_and_nothing_is_stored(tmp_path, capsys):
+    folder = _graded_folder(tmp_path / "zeros", lambda split, q, d: 0)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "20", "--results",
+                                  str(tmp_path / "r")])
+    assert f"data set {folder}: every relevance grade in fold 1 is 0" in err and "grade of 1 or more" in err
+    assert not list((tmp_path / "r").rglob("*.npz"))
+
+
+def test_an_evaluation_split_without_a_relevant_document_is_refused_naming_the_split(tmp_path, capsys):
+    folder = _graded_folder(tmp_path / "no_test", lambda split, q, d: 0 if split == "test" else d % 3)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "20", "--no-store"])
+    assert f"data set {folder}: its test split (fold 1) has no query with a relevant document" in err
+
+
+def test_queries_without_a_relevant_document_are_skipped_so_the_run_is_finite_and_passes_validation(tmp_path):
+    """The store sets aside a run whose offline NDCG is NaN; a data set with some unjudged queries gives none."""
+    folder = _graded_folder(tmp_path / "some", lambda split, q, d: 0 if q % 2 else d % 3)
+    store = ResultStore(tmp_path / "r")
+    _, trace = store.load(run_grid([RunSpec("pdgd", dataset=str(folder), rounds=30, seed=1)], store)[0])
+    assert np.isfinite(trace.offline_ndcg).all() and 0 < trace.offline_ndcg.max() <= 1
+
 UNREADABLE = "not a click log written by olr (a .npz archive"
 
 

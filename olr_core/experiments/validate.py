@@ -1,6 +1,10 @@
 """What a stored run's numbers must look like, given the spec it claims: checked on every load and on every
 import, so that a forged or damaged run (NDCG above 1 or below 0, NaN, two rounds recorded for a 200-round
-spec, strings where numbers belong) is never served, whatever file or bundle it came in."""
+spec, strings where numbers belong) is never served, whatever file or bundle it came in.
+
+No built-in run records a NaN NDCG: online NDCG counts a query without a relevant document as 0, offline NDCG
+averages over the queries that have one, and a run whose evaluation split has none is refused before it starts
+(``olr_core.loop._require_relevant``); so a NaN here is a forgery or damage, and such a run is set aside."""
 
 from __future__ import annotations
 
