@@ -452,6 +452,40 @@ def test_an_exception_in_a_worker_process_is_the_same_one_line(hostile):
     assert f"your ranker hostile.py:LearnRaises's learn raised KeyError('x') at {hostile / 'hostile.py'}:" in err
 
 
+
+EXITS = """import os
+from olr_core.rankers.base import LinearRanker
+
+
+class Exits(LinearRanker):
+    def learn(self, query, display, feedback):
+        os._exit(3)
+
+
+def exiting_data(fold):
+    os._exit(4)
+"""
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "-a", "exits.py:Exits", "-T", "20", "--no-store"], "your ranker exits.py:Exits's learn raised "),
+    (["run", "-a", "pdgd", "-d", "exits.py:exiting_data", "-T", "20", "--no-store"],
+     "your data set exits.py:exiting_data's call raised "),
+])
+def test_a_plugin_calling_os_exit_is_one_line_naming_it(tmp_path, argv, expected):
+    (tmp_path / "exits.py").write_text(EXITS)
+    code, _, err = run_cli(argv, tmp_path)
+    assert code == 2 and err.count("\n") == 1 and expected in err and "os._exit(" in err, (code, err)
+    assert f"{tmp_path / 'exits.py'}:" in err
+
+
+def test_a_plugin_calling_os_exit_in_a_grid_worker_is_one_line_naming_it(tmp_path):
+    (tmp_path / "exits.py").write_text(EXITS)
+    (tmp_path / "g.yml").write_text("algorithms: [exits.py:Exits, random]\nrounds: 20\nseeds: 2\n")
+    code, _, err = run_cli(["grid", "g.yml", "--jobs", "2", "--results", "r"], tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "your ranker exits.py:Exits's learn raised " in err, (code, err)
+    assert "os._exit(3)" in err
+
 def test_the_key_hashes_the_helper_modules_a_plugin_imports(tmp_path, monkeypatch):
     package = tmp_path / "mine"
     package.mkdir()
