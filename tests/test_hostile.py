@@ -572,6 +572,29 @@ def test_the_books_own_pages_declare_rounds_and_seeds_of_at_least_one(tmp_path, 
     assert not (tmp_path / "x.ipynb").exists() and not (tmp_path / "book" / "generated").exists()
 
 
+
+@pytest.mark.parametrize("argv, expected", [
+    (["-p", "datasets=[]", "-p", "real_datasets=[]"], "parameters datasets=[] and real_datasets=[] leave the page "
+                                                      "no data set to run"),
+    (["-p", "data_dir=[1,2]"], "parameter data_dir=[1, 2] has the wrong type (expected a string"),
+])
+def test_page_parameters_that_leave_no_data_set_or_give_a_folder_as_a_list_are_one_line(capsys, tmp_path, argv,
+                                                                                          expected, monkeypatch):
+    monkeypatch.setenv("OLR_DATA_DIR", str(tmp_path))                      # (no real data set there)
+    err = one_line_error(capsys, ["notebook", "baselines", *argv, "-o", str(tmp_path / "x.ipynb")])
+    assert f"baselines: {expected}" in err and not (tmp_path / "x.ipynb").exists()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("datasets: []", "grid option datasets is empty; list at least one (e.g. datasets: [synth-mq])"),
+    ("datasets: [[1, 2]]", "grid option datasets holds [1, 2], which is not a name"),
+    ("click_models: []", "grid option click_models is empty"),
+    ("folds: []", "grid option folds is empty"),
+])
+def test_a_grid_list_that_is_empty_or_holds_no_names_is_one_line_naming_the_key(tmp_path, capsys, line, expected):
+    (tmp_path / "g.yml").write_text(f"algorithms: [random]\nrounds: 5\n{line}\n")
+    assert expected in one_line_error(capsys, ["grid", str(tmp_path / "g.yml"), "--results", str(tmp_path / "r")])
+
 # -- 4. data, click logs and click-model names ---------------------------------------------------------------
 
 def _letor_folder(folder: Path, test_label: int = 1, feature_id: int = 2) -> Path:
