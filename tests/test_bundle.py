@@ -299,3 +299,22 @@ def test_the_evaluation_count_is_the_loops():
     from olr_core.experiments.validate import evaluations
 
     assert [evaluations(r, 10) for r in (0, 9, 10, 15, 20)] == [1, 2, 2, 3, 3]
+
+
+MALFORMED_MANIFESTS = {
+    "no runs": (lambda m, b: m.pop("runs"), "its manifest has no list of runs ('runs')"),
+    "runs not a list": (lambda m, b: m.update(runs="x"), "its manifest has no list of runs ('runs')"),
+    "entry not a mapping": (lambda m, b: m["runs"].__setitem__(0, 5), "run 0 of its manifest has no valid 'key'"),
+    "spec not a mapping": (lambda m, b: m["runs"][0].update(spec="x"), "run 0 of its manifest has no valid 'spec'"),
+    "bytes not a count": (lambda m, b: m["runs"][1].update(bytes="12"), "run 1 of its manifest has no valid 'bytes'"),
+}
+
+
+@pytest.mark.parametrize("malformed", sorted(MALFORMED_MANIFESTS))
+def test_a_malformed_manifest_is_one_line_naming_the_field_and_the_fix(store, tmp_path, capsys, malformed):
+    change, reason = MALFORMED_MANIFESTS[malformed]
+    target = _forged(store, tmp_path, change)
+    assert main(["store", "import", str(tmp_path / "runs.olrbundle"), "--results", str(target.root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olr: error: bundle ") and reason in err and "export it again" in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
