@@ -661,6 +661,18 @@ def test_queries_without_a_relevant_document_are_skipped_so_the_run_is_finite_an
     _, trace = store.load(run_grid([RunSpec("pdgd", dataset=str(folder), rounds=30, seed=1)], store)[0])
     assert np.isfinite(trace.offline_ndcg).all() and 0 < trace.offline_ndcg.max() <= 1
 
+
+def test_a_byte_order_mark_opening_a_letor_file_is_dropped(tmp_path):
+    """Editors on Windows may open a UTF-8 file with a BOM; the data are those of the same file without it."""
+    from olr_core.data import letor
+
+    text = b"2 qid:1 1:0.5 2:1\n0 qid:1 1:0.1 2:0\n1 qid:2 1:0.3 2:0.2\n"
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text)
+    (tmp_path / "plain.txt").write_bytes(text)
+    with_bom, plain = letor.parse_letor(tmp_path / "bom.txt"), letor.parse_letor(tmp_path / "plain.txt")
+    assert with_bom.labels.tolist() == plain.labels.tolist() == [2, 0, 1]
+    assert with_bom.features.tobytes() == plain.features.tobytes() and with_bom.qids.tolist() == ["1", "2"]
+
 UNREADABLE = "not a click log written by olr (a .npz archive"
 
 
