@@ -79,10 +79,20 @@ def page_budget(context: BuildContext, page: Page, params: dict, overrides: dict
     rounds = sum(getattr(spec, "rounds", 1000) for spec in specs)
     longest = max(getattr(spec, "rounds", 1000) for spec in specs)
     plan = Plan(int(len(specs) * seeds), int(rounds * seeds * work), int(longest * grown.get("rounds", 1.0)),
-                workers=min(int(params.get("jobs", 1) or 1) if isinstance(params.get("jobs"), int) else 1,
-                            os.cpu_count() or 1))
+                workers=_page_workers(params.get("jobs"), int(len(specs) * seeds)))
     shown = " ".join(f"-p {k}={v}" for k, v in overrides.items() if k in grown)
     require_approval(plan, approved, f"page {page.name} with {shown}")
+
+
+def _page_workers(jobs, runs: int) -> int:
+    """The worker processes a page's grids start for ``runs`` runs with its parameter ``jobs`` (capped by cores
+    and runs, :func:`olr_core.settings.worker_count`); 1 for a value the page itself will refuse."""
+    from olr_core.settings import worker_count
+
+    try:
+        return worker_count(jobs, max(runs, 1))
+    except ValueError:
+        return 1
 
 
 class Build:

@@ -253,8 +253,22 @@ def planned_parameters(root: Path, page: Page, profile: str, overrides: dict | N
     check_overrides(page, overrides or {})
     params = page.parameters(profile, overrides)
     check_ranges(page.name, params, parameter_ranges(root))
+    check_jobs(page.name, params)
     check_data_sets(page.name, params, overrides or {})
     return params
+
+
+def check_jobs(page: str, params: dict) -> None:
+    """A page's ``jobs``: a count of worker processes (-1 every core), as ``--jobs`` takes; never 0."""
+    if "jobs" not in params:
+        return
+    from olr_core.settings import worker_count
+
+    try:
+        worker_count(params["jobs"])
+    except ValueError as err:
+        raise ValueError(f"{page}: parameter jobs={params['jobs']!r} is invalid: {err}; nothing was executed") \
+            from None
 
 
 def check_data_sets(page: str, params: dict, overrides: dict) -> None:

@@ -811,13 +811,39 @@ def test_a_grid_beyond_the_budget_is_refused_before_its_runs_are_described(tmp_p
 
 
 def test_a_plan_counts_cpu_time_and_memory():
-    from olr_core.budget import Plan
+    from olr_core.budget import BYTES_PER_WORKER, Plan
 
     plan = Plan(runs=100, rounds=3_600_000, longest=50_000, workers=2)
     assert plan.cpu_hours == pytest.approx(1.0) and not plan.over()
-    assert plan.memory_gb == pytest.approx(0.0052096)   # 100 planned runs (4,096 B), two 50,000-round runs (48 B/round)
+    # 100 planned runs (4,096 B), two 50,000-round runs (48 B/round), two worker processes
+    assert plan.memory_gb == pytest.approx(0.0052096 + 2 * BYTES_PER_WORKER / 1e9)
+    assert Plan(100, 3_600_000, 50_000, workers=1).memory_gb == pytest.approx(0.0028096)   # (in-process)
     assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
 
+
+
+def test_jobs_are_capped_by_cores_and_runs_and_counted_in_the_memory_check(tmp_path, monkeypatch, capsys):
+    from olr_core.experiments import runner
+    from olr_core.experiments.spec import grid_plan
+    from olr_core.settings import worker_count
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert (worker_count(8), worker_count(8, tasks=2), worker_count(-1), worker_count(-1, tasks=1)) == (4, 2, 4, 1)
+    assert grid_plan({"algorithms": ["random"], "seeds": 2}, jobs=8).workers == 2
+    assert grid_plan({"algorithms": ["random"], "seeds": 100, "rounds": 10}, jobs=100).workers == 4
+    started = []
+    monkeypatch.setattr(runner, "_worker_pool", lambda workers: started.append(workers))
+    monkeypatch.setattr(runner, "_execute_keyed", lambda spec, data_dir, *a: started.append("in-process"))
+    list(runner._iterate(["one run"], 8, None, None))
+    assert started == ["in-process"]                       # (one run: no pool of 8 started for it)
+
+
+@pytest.mark.parametrize("value, expected", [("0", "parameter jobs=0 is invalid"),
+                                             ("-5", "jobs must be >= -1")])
+def test_the_page_parameter_jobs_has_a_range(capsys, tmp_path, value, expected):
+    err = one_line_error(capsys, ["notebook", "baselines", "-p", f"jobs={value}", "-o", str(tmp_path / "x.ipynb")])
+    assert f"baselines: {expected}" in err or f"baselines: parameter jobs={value} is out of range: {expected}" in err
+    assert "nothing was executed" in err
 
 def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys, monkeypatch):
     import olr_core.experiments.runner as runner

@@ -238,11 +238,11 @@ def _iterate(todo, jobs, dask, data_dir):
         return
     if dask:
         yield from _iterate_dask(todo, dask, data_dir, jobs)
-    elif worker_count(jobs) == 1:
+    elif worker_count(jobs, len(todo)) == 1:
         for spec in todo:
             yield _execute_keyed(spec, data_dir)
     else:
-        yield from _iterate_processes(todo, worker_count(jobs), data_dir)
+        yield from _iterate_processes(todo, worker_count(jobs, len(todo)), data_dir)
 
 
 def _watch_parent(parent: int, interval: float = 1.0) -> None:
@@ -290,7 +290,7 @@ def map_on_workers(function, items: list, jobs: int = 1) -> list:
     """``[function(item) for item in items]``, in order, on ``jobs`` local worker processes: the pool
     :func:`run_grid` uses, so a page's grid and its other heavy work (e.g. regret comparators) share its
     workers. ``function`` must be importable by name (a module-level function)."""
-    workers = worker_count(jobs)
+    workers = worker_count(jobs, len(items))
     if workers == 1 or len(items) < 2:
         return [function(item) for item in items]
     return list(_worker_pool(workers).map(function, items))

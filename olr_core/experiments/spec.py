@@ -254,7 +254,7 @@ def grid_plan(grid: dict, jobs: int = 1):
         count("click_models", "navigational") * n_seeds
     rounds = grid.get("rounds", RunSpec.__dataclass_fields__["rounds"].default)
     rounds = rounds if isinstance(rounds, int) and rounds > 0 else 0
-    return Plan(runs, runs * rounds, rounds, worker_count(jobs))
+    return Plan(runs, runs * rounds, rounds, worker_count(jobs, runs))
 
 
 def load_grid(path) -> dict:
