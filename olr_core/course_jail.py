@@ -7,9 +7,10 @@ its packages and ``olr_core``; writable, only its own copy of the submission and
 submission, no autograder, solution or hidden test (they are simply not in its file system). As root it is
 switched to uid/gid 65534 (nobody) by ``setpriv`` with no capabilities and ``no_new_privs``; an ordinary user
 runs it in a user namespace as themself. ``prlimit`` caps its address space, CPU seconds, file size, open
-files and processes. When grading ends, the whole process group is killed, and with the namespace's first
-process every process in it. Where bubblewrap cannot create the namespaces, grading refuses to start
-(:class:`SandboxUnavailable`); it never runs a notebook unconfined.
+files and processes; bubblewrap's ``--size`` (0.5 or later) caps its ``/tmp``. When grading ends, the whole
+process group is killed, and with the namespace's first process every process in it. Where bubblewrap cannot
+create the namespaces, grading refuses to start (:class:`SandboxUnavailable`); it never runs a notebook
+unconfined.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class SandboxDied(RuntimeError):
 @dataclass(frozen=True)
 class Jail:
     """The folders the notebook may write (``work``: its submission copy, its working folder; ``scratch``) and
-    its limits: bytes of address space, CPU seconds, bytes per file, processes, open files."""
+    its limits: bytes of address space, CPU seconds, bytes per file, processes, open files, and the size of its
+    ``/tmp`` (a tmpfs, held in the machine's memory: without a size, files there could fill half of it)."""
 
     work: Path
     scratch: Path
@@ -50,6 +52,7 @@ class Jail:
     file_bytes: int = 64 * 2 ** 20
     processes: int = 256
     open_files: int = 256
+    tmp_bytes: int = 64 * 2 ** 20
 
 
 def _read_only_paths() -> list[Path]:
@@ -98,7 +101,8 @@ def command(jail: Jail, argv: list[str]) -> list[str]:
     out += _directories(readable)
     for path in readable:
         out += ["--ro-bind", str(path), str(path)]
-    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(jail.work), "/submission",
+    out += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp",
+            "--bind", str(jail.work), "/submission",
             "--bind", str(jail.scratch), "/scratch", "--chdir", "/submission", "--"]
     out += [prlimit, f"--as={jail.memory_bytes}", f"--cpu={jail.cpu_seconds}", f"--fsize={jail.file_bytes}",
             f"--nofile={jail.open_files}", f"--nproc={jail.processes}", "--"]

@@ -270,3 +270,20 @@ def test_grading_refuses_to_run_unconfined(tmp_path, monkeypatch):
     monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(SandboxUnavailable, match="refusing to grade"):
         check_available(tmp_path)
+
+
+def test_the_jails_tmp_is_a_tmpfs_of_bounded_size(tmp_path):
+    """/tmp in the jail lives in the machine's memory: a notebook filling it stops at its size (ENOSPC), far
+    below what the per-file limit would let it write."""
+    import subprocess
+
+    from olr_core.course_jail import Jail, command, prepare
+
+    work = tmp_path / "work"
+    work.mkdir()
+    prepare(tmp_path)
+    jail = Jail(work=work, scratch=work, file_bytes=64 * 2 ** 20, tmp_bytes=2 ** 20)
+    fill = "for i in 1 2 3 4; do head -c 1000000 /dev/zero > /tmp/f$i || exit 7; done; echo filled"
+    done = subprocess.run(command(jail, ["/bin/sh", "-c", fill]), capture_output=True, text=True, timeout=30,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 7 and "filled" not in done.stdout and "No space left" in done.stderr, done
