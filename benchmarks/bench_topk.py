@@ -64,6 +64,29 @@ def run(learners=LEARNERS) -> dict:
     return results
 
 
+# -- the round cost's growth in m, the measurement the claim S4.2-round-cost is judged on ------------------------
+
+ROUND_COST_SEEDS = 10          # the regret experiment's seeds at the paper profile
+
+
+def round_cost(seeds: int = ROUND_COST_SEEDS) -> dict:
+    """``topk_round_cost``: per seed, the growth exponent of RTop-kF's seconds per round (squared loss) in the
+    number of documents m (:func:`olr_core.reproductions.topk.analysis.cost_exponent`), measured here, in one
+    process with one BLAS thread, instead of while verdicts are computed; the load average before and after says
+    how quiet the machine was."""
+    from olr_core.reproductions.topk.analysis import COST_LEVELS, cost_exponent
+    from olr_core.threads import blas_threads
+
+    before = os.getloadavg()
+    with blas_threads(1):
+        exponents = {str(seed): round(cost_exponent("squared", seed=seed), 4) for seed in range(seeds)}
+    return {"what": "growth exponent of the seconds per RTop-kF round (squared loss) in m, the larger of the "
+                    "least-squares log-log slopes within each range of m, one sweep per seed",
+            "levels": [list(level) for level in COST_LEVELS], "exponents": exponents,
+            "load_average_before": [round(x, 2) for x in before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+
+
 # -- the quick book's top-k runs, this tree against a baseline -------------------------------------------------
 
 REPEATS = 3

@@ -1,11 +1,11 @@
 """Run every benchmark and write benchmarks/results.json (numbers depend on the machine).
 
-Usage: python benchmarks/run_all.py [loop|parse|history|busy|cli|topk|topk_runs|library|library_runs|neural|users|
-reference|book|dsp|evaluation ...] (default: all but book; suites not named keep their stored results). ``book``
-builds the quick book in a fresh results store and records its time per page (as long as a build). ``reference``
-compares with the authors' code when ``OLR_REFERENCE_DIR`` (and ``OLR_REFERENCE_PYTHON``) name a checkout of it and
-a Python that runs it. ``dsp``, ``evaluation``, ``library_runs`` and ``topk_runs`` compare with ``OLR_BASELINE_DIR``,
-a checkout of an earlier commit, when set.
+Usage: python benchmarks/run_all.py [loop|parse|history|busy|cli|topk|topk_runs|topk_round_cost|library|
+library_runs|neural|users|reference|book|dsp|evaluation ...] (default: all but book; suites not named keep their
+stored results). ``book`` builds the quick book in a fresh results store and records its time per page (as long as a
+build). ``reference`` compares with the authors' code when ``OLR_REFERENCE_DIR`` (and ``OLR_REFERENCE_PYTHON``) name
+a checkout of it and a Python that runs it. ``dsp``, ``evaluation``, ``library_runs`` and ``topk_runs`` compare with
+``OLR_BASELINE_DIR``, a checkout of an earlier commit, when set.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import bench_users  # noqa: E402
 
 SUITES = {"loop": bench_loop.run, "parse": bench_parse.run, "history": bench_history.run, "busy": bench_busy.run,
           "topk": bench_topk.run, "library": bench_library.run,
-          "library_runs": bench_library.library_runs, "topk_runs": bench_topk.topk_runs, "neural": bench_neural.run,
+          "library_runs": bench_library.library_runs, "topk_runs": bench_topk.topk_runs,
+          "topk_round_cost": bench_topk.round_cost, "neural": bench_neural.run,
           "users": bench_users.run, "cli": bench_cli.run, "reference": bench_reference.run,
           "book": bench_book.run, "dsp": bench_dsp.run, "evaluation": bench_evaluation.run}
 

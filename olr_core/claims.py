@@ -217,6 +217,7 @@ class Outcome:
     cells: list = field(default_factory=list)
     runs_needed: int | None = None
     magnitude: dict | None = None
+    control: dict | None = None     # a negative control judged by the same rule in the same world (its verdict)
 
 
 def _finite(x: float):
@@ -805,6 +806,29 @@ def rule_above(frame, claim, threshold: float, **_) -> Outcome:
     return _threshold(frame, claim, threshold, at_most=False)
 
 
+def rule_rate_at_most(frame, claim, threshold: float, **_) -> Outcome:
+    """An upper bound's rate (a log-log slope at most ``threshold``): :func:`rule_below`, except that a slope above
+    the rate is "inconclusive", never "not reproduced": a bound on the worst case allows any slower growth, and a
+    faster growth at a finite horizon contradicts it only through the bound's constants, which the slope ignores."""
+    outcome = _threshold(frame, claim, threshold, at_most=True)
+    if outcome.verdict == "not reproduced":
+        outcome.verdict = "inconclusive"
+        outcome.reason += ("; the slope lies above the rate, which does not contradict an upper bound (its "
+                           "constants and lower-order terms can dominate at this horizon): inconclusive")
+    return outcome
+
+
+def rule_below_with_control(frame, claim, threshold: float, target: str, control: str, column: str = "algorithm",
+                            **_) -> Outcome:
+    """:func:`rule_below` on the ``target``'s runs, with the same rule applied to a negative ``control`` run in the
+    same world (a method the claim must not hold for: its verdict should be "not reproduced", else the check cannot
+    tell the claim from its negation). The control's method, verdict and reading go into the record."""
+    outcome = _threshold(frame[frame[column] == target], claim, threshold, at_most=True)
+    negative = _threshold(frame[frame[column] == control], claim, threshold, at_most=True)
+    outcome.control = {"method": control, "verdict": negative.verdict, "ours": negative.ours}
+    return outcome
+
+
 def rule_equivalent(frame, claim, treatment: str, control: str, tolerance: float, column: str = "variant",
                     **_) -> Outcome:
     cells, texts = [], []
@@ -873,10 +897,26 @@ def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
     return Outcome("", 0, "not testable here", reason)
 
 
+def rule_bound_above_trivial(frame, claim, reason: str, ratio=None, column: str | None = None,
+                             otherwise_above: float | None = None, **_) -> Outcome:
+    """An upper bound that exceeds the trivial bound at the runs' horizon cannot be contradicted by them: "not
+    testable here", with the bound over the trivial bound at the longest run's T in the reason: ``ratio(T)``, or the
+    smallest value over the runs of the frame's ``column``. Where the bound is below the trivial one and
+    ``otherwise_above`` is given, the claim is judged by :func:`rule_above` at that threshold."""
+    horizon = int(frame["rounds_run"].max())
+    value = ratio(horizon) if column is None else float(frame[column].min())
+    if value <= 1 and otherwise_above is not None:
+        return _threshold(frame, claim, otherwise_above, at_most=False)
+    return Outcome(f"bound / trivial bound = {value:.2g} at T = {horizon:,}", 0, "not testable here",
+                   f"{reason}; at T = {horizon:,} the bound is {value:.2g} times the trivial bound")
+
+
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,
          "all_positive": rule_all_positive,
          "best": rule_best, "worst": rule_worst, "increasing": rule_increasing, "flat": rule_flat,
          "argmax_in": rule_argmax_in, "below": rule_below, "above": rule_above, "extreme_in": rule_extreme_in,
+         "below_with_control": rule_below_with_control, "rate_at_most": rule_rate_at_most,
+         "bound_above_trivial": rule_bound_above_trivial,
          "equivalent": rule_equivalent, "closer": rule_closer, "smaller_spread": rule_smaller_spread,
          "not_testable": rule_not_testable}
 
@@ -1011,6 +1051,8 @@ def judged(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> di
     if outcome.verdict == "not testable here":
         return record
     record["cells"] = [c.record() for c in outcome.cells]
+    if outcome.control is not None:
+        record["control"] = outcome.control
     if claim.paper_number is not None or claim.rule == "within_sd":
         record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
     record["verdict"], magnitude = _sized(claim, outcome)

@@ -11,19 +11,19 @@ import warnings
 from .params import parse_assignments
 
 
-def _json_safe(value):
-    """NaN and infinities become null, so that ``--json`` output is valid JSON."""
+def json_safe(value):
+    """NaN and infinities become null, so that ``--json`` output (and a ledger) is valid JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
 def print_json(value) -> None:
-    print(json.dumps(_json_safe(value), allow_nan=False, default=str))
+    print(json.dumps(json_safe(value), allow_nan=False, default=str))
 
 
 def cmd_list(args) -> int:
@@ -142,6 +142,8 @@ def cmd_claims(args) -> int:
     from .experiments import ResultStore
     from .reproductions.verdicts import claim_records, claims_budget
 
+    if args.ledger or args.write_ledger:
+        return _ledger_command(args)
     if args.plan:
         from .plan import claims_plan as missing_runs
 
@@ -161,6 +163,12 @@ def cmd_claims(args) -> int:
     if args.json:
         print_json(records)
         return 0
+    _print_records(records)
+    return 0
+
+
+def _print_records(records: list[dict]) -> None:
+    """The records as text, one block per record (``olr claims`` without ``--json``)."""
     for r in records:
         role = "" if r.get("config_role") == "headline" else ", sensitivity"
         print(f"[{r['verdict']:>21}] {r['paper']}:{r['id']} ({r['config']}{role}) {r['claim']}")
@@ -176,6 +184,57 @@ def cmd_claims(args) -> int:
             low, high = (f"{v:+.3g}" if v is not None else "unbounded" for v in (c["ci_low"], c["ci_high"]))
             margin = f"{c['margin']:+.3g}" if c["margin"] is not None else "n/a"
             print(f"{'':24}  {c['cell']}: margin {margin} [{low}, {high}], {c['runs']} run{'s' * (c['runs'] != 1)}")
+        if r.get("scale"):
+            print(f"{'':24}scale: {r['scale']} ({r['horizon']} rounds, {r['runs_per_cell']} per cell; the paper: "
+                  f"{r['paper_horizon']} rounds, {r['paper_runs']} per cell)")
+
+
+def _ledger_command(args) -> int:
+    """``olr claims PAPER --write-ledger``: compute the paper's claims at ``--profile`` and write its ledger;
+    ``olr claims PAPER --ledger``: print the ledger's records without computing, naming the stale ones."""
+    import time
+
+    from .budget import require_approval
+    from .experiments import ResultStore
+    from .experiments.runner import dask_scheduler
+    from .reproductions import ledger
+    from .reproductions.verdicts import claim_records, claims_budget
+
+    if args.paper is None or args.with_rankers or args.budget is not None or args.plan:
+        raise ValueError("--ledger and --write-ledger take one paper and none of --with, --budget, --plan")
+    if args.write_ledger:
+        plan = claims_budget(args.paper, args.profile, args.data_dir, args.seeds, (), args.jobs)
+        require_approval(plan, args.yes, f"olr claims {args.paper} --profile {args.profile} --write-ledger")
+        started = time.monotonic()
+        with dask_scheduler(args.dask, args.jobs):
+            records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
+                                    seeds=args.seeds, keep_runs=True)
+        command = f"olr claims {args.paper} --profile {args.profile}" + (f" --seeds {args.seeds}" if args.seeds else "")
+        book = ledger.build_ledger(args.paper, args.profile, records, ResultStore(args.results),
+                                   time.monotonic() - started, command + " --write-ledger")
+        book["seeds"] = args.seeds
+        path = ledger.write_ledger(book)
+        print(f"olr claims: wrote {path} ({len(records)} records, {len(book['runs'])} runs, "
+              f"{book['cpu_seconds']:,.0f} CPU s of runs)", file=sys.stderr)
+        return 0
+    book = ledger.read_ledger(args.paper)
+    if book is None:
+        raise ValueError(f"no ledger for {args.paper} in {ledger.ledger_dir()}; write it with "
+                         f"`{ledger.refresh_command(args.paper)}`")
+    keys, datasets = ledger.current_runs(args.paper, book["profile"], args.data_dir, book.get("seeds"))
+    stale, unchecked = ledger.stale_records(book, keys, datasets), ledger.unchecked_datasets(book, datasets)
+    if stale:
+        print(ledger.stale_note(args.paper, stale), file=sys.stderr)
+    if unchecked:
+        print(f"olr claims: the ledger's runs on {', '.join(unchecked)} were not checked for staleness: the data "
+              f"is not found here (--data-dir or OLR_DATA_DIR)", file=sys.stderr)
+    records = ledger.ledger_records(book, stale)
+    if args.json:
+        print_json(records)
+    else:
+        print(f"ledger of {args.paper}: profile {book['profile']}, code {book['code']}, {book['date']}, "
+              f"{book['cpu_seconds']:,.0f} CPU s of runs on {book['machine']}")
+        _print_records(records)
     return 0
 
 
@@ -413,6 +472,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "their estimated CPU seconds; run nothing")
     claims.add_argument("--cores", type=int, default=None, help="cores the --plan's wall time assumes (default: this "
                         "machine's)")
+    claims.add_argument("--write-ledger", action="store_true",
+                        help="compute the paper's claims at --profile (use paper) and write its ledger, "
+                             "ledger/PAPER.json: every record with the per-run values and run keys it rests on")
+    claims.add_argument("--ledger", action="store_true",
+                        help="print the ledger's records without computing (stale claims named on stderr)")
     claims.set_defaults(func=cmd_claims)
 
     store = sub.add_parser("store", help="the results store: check, export, import")

@@ -4,6 +4,7 @@ behind the new theory claims."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -147,7 +148,7 @@ def test_theory_runs_use_the_logistic_worlds():
     assert {s.dataset for s in neural_specs} == {worlds.NETWORK_DATA}
     pairrank_specs = pairrank.experiments.experiments("tiny", "text", ["synth-mslr"])["theory"]
     assert {s.click_model for s in pairrank_specs} == {worlds.LINEAR_USER}
-    assert {s.algorithm for s in pairrank_specs} == {"pairrank_c"}
+    assert {s.algorithm for s in pairrank_specs} == {"pairrank_c", "epsilon_greedy"}
     assert not pairrank.experiments.experiments("tiny", "code", ["synth-mslr"])["theory"]
 
 
@@ -225,3 +226,187 @@ def test_position_based_model_has_equal_perplexities_by_construction():
     q = marginal_click_probabilities(model, labels)
     p = conditional_probabilities(model, ClickLog(labels, np.zeros(labels.shape, dtype=bool)))
     assert np.allclose(q, p)
+
+
+# -- assumptions W and O for the two pairings (issue #48) ----------------------------------------------------------
+
+def test_pair_chances_match_the_rankers_pairing_by_simulation():
+    from olr_core.rankers.clickpairs import independent_pairs
+    from olr_core.reproductions.pairing import pair_chances
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.2, 0.8, 6)
+    for pairing in ("adjacent", "shuffled"):
+        counts, n = np.zeros((6, 6)), 40_000
+        for _ in range(n):
+            win, lose = independent_pairs(rng.random(6) < p, rng, pairing)
+            counts[win, lose] += 1
+        won, _ = pair_chances(p, pairing)
+        assert np.abs(counts / n - won).max() < 0.01
+
+
+def test_adjacent_pairing_keeps_w_exactly_but_never_forms_pairs_off_its_slots():
+    from olr_core.reproductions.pairing import pair_chances, upper_bias
+
+    p = np.random.default_rng(4).uniform(0.1, 0.9, 10)
+    assert np.nanmax(np.abs(upper_bias(p, "adjacent"))) < 1e-12
+    _, formed = pair_chances(p, "adjacent")
+    assert formed[1, 2] == 0 and formed[0, 2] == 0 and formed[0, 1] > 0        # (2,3) and (1,3): q = 0
+
+
+def test_shuffled_pairing_forms_every_pair_but_its_click_inferred_window_biases_w():
+    from olr_core.reproductions.pairing import pair_chances, upper_bias
+
+    p = np.random.default_rng(5).uniform(0.2, 0.8, 10)
+    _, formed = pair_chances(p, "shuffled")
+    floor = p.min() * (1 - p.max()) / 9              # the lower one clicked, the upper not: 1/max(...) >= 1/(L-1)
+    assert formed[np.triu_indices(10, 1)].min() >= floor
+    assert np.nanmax(np.abs(upper_bias(p, "shuffled"))) > 0.05    # the window ends one past the last click
+
+
+def test_shuffled_pairing_keeps_w_when_the_swap_leaves_the_window_alone():
+    """The swap argument: with the last position always clicked, the window is the whole list for both click
+    statuses of a pair, so P(upper clicked | formed) = sigmoid(h_upper - h_lower) exactly."""
+    from olr_core.reproductions.pairing import upper_bias
+
+    p = np.random.default_rng(6).uniform(0.2, 0.8, 8)
+    p[-1] = 1 - 1e-12
+    assert np.nanmax(np.abs(upper_bias(p, "shuffled")[:-1, :-1])) < 1e-9
+
+
+@pytest.mark.parametrize("data, user", [(worlds.LINEAR_DATA, worlds.LinearLogisticUser()),
+                                        (worlds.NETWORK_DATA, worlds.NetworkLogisticUser())])
+def test_the_theory_worlds_users_click_by_the_order_of_their_labels_as_the_runs_load_them(data, user):
+    """The runs load a world by reference, which min-max normalises its features per query: the user's h on
+    those features must order every query's documents as its labels do (else the world is not well-specified)."""
+    from olr_core.data.registry import load_fold
+
+    train = load_fold(data, 1).train
+    for q in range(0, train.n_queries, 37):
+        query = train.query(q)
+        h = user.truth(query.features)
+        assert (np.argsort(h) == np.argsort(query.labels)).all()
+
+
+# -- theory records that can fail (issue #48) ----------------------------------------------------------------------
+
+def _theory_frame(series: dict, seeds: int = 5, rounds: int = 2000) -> pd.DataFrame:
+    """Runs of the theory experiment whose per-round mis-ordered pairs follow ``series[algorithm](t, rng)``,
+    decorated as the analysis decorates stored runs."""
+    from olr_core.reproductions.neural.analysis import lasting_share, loglog_slope
+
+    rows, t = [], np.arange(1, rounds + 1)
+    for algorithm, make in series.items():
+        for seed in range(seeds):
+            per_round = make(t, np.random.default_rng(seed))
+            rows.append({"algorithm": algorithm, "seed": seed, "config": "text", "rounds_run": rounds,
+                         "regret_slope": loglog_slope(t, np.cumsum(per_round)),
+                         "lasting_regret": lasting_share(per_round)})
+    return pd.DataFrame(rows)
+
+
+def linear_after_burn_in(t, rng):
+    """Regret a + b t: 12 mis-ordered pairs a round for 300 rounds, then 3 (plus noise)."""
+    return np.where(t < 300, 12.0, 3.0) + rng.normal(0, 1, len(t))
+
+
+def vanishing(t, rng):
+    """Per-round regret of a sqrt(T) learner: 20 / sqrt(t) (plus noise)."""
+    return 20.0 / np.sqrt(t) + rng.normal(0, 0.2, len(t))
+
+
+def _theory_claim(paper_claims, claim_id):
+    return next(c for c in paper_claims.CLAIMS if c.id == claim_id)
+
+
+@pytest.mark.parametrize("paper, claim_id, target", [(pairrank, "T8-sublinear", "pairrank_c"),
+                                                     (neural, "T4.4-sublinear", "olranknet")])
+def test_a_sublinear_record_fails_on_linear_regret_after_a_burn_in_and_carries_its_failing_control(paper, claim_id,
+                                                                                                  target):
+    """The log-log slope of cumulative regret over the second half is below 1 for a + b t (a burn-in), so the old
+    records passed on linear regret; the per-round test fails it, and the control's verdict is in the record."""
+    from olr_core.claims import judge
+
+    claim = _theory_claim(paper.claims, claim_id)
+    linear = judge(claim, _theory_frame({target: linear_after_burn_in, "epsilon_greedy": linear_after_burn_in}),
+                   "text")
+    assert linear["verdict"] == "not reproduced"
+    assert linear["control"] == {"method": "epsilon_greedy", "verdict": "not reproduced",
+                                 "ours": linear["control"]["ours"]}
+    learning = judge(claim, _theory_frame({target: vanishing, "epsilon_greedy": linear_after_burn_in}), "text")
+    assert learning["verdict"] == "reproduced" and learning["control"]["verdict"] == "not reproduced"
+
+
+def test_the_cumulative_slope_cannot_tell_linear_regret_after_a_burn_in_from_sublinear():
+    frame = _theory_frame({"a": linear_after_burn_in})
+    assert (frame["regret_slope"] < 1).all()                    # what the replaced records tested
+    assert (frame["lasting_regret"] > 0.5).all()
+
+
+def test_every_sublinear_theory_record_runs_its_negative_control_in_the_same_world():
+    for paper in (pairrank, neural):
+        specs = paper.experiments.experiments("tiny", "text", ["synth-mslr"])["theory"]
+        for claim in paper.claims.CLAIMS:
+            if "sublinear" in claim.id:
+                assert claim.rule == "below_with_control"
+                assert {s.algorithm for s in specs} == {claim.args["target"], claim.args["control"]}
+        assert {s.params.get("pairing") for s in specs} == {"shuffled"}
+        assert len({(s.dataset, s.click_model) for s in specs}) == 1
+
+
+def test_the_neural_rate_record_is_not_testable_with_the_bound_over_the_trivial_bound_printed():
+    from olr_core.claims import judge
+
+    claim = _theory_claim(neural.claims, "T4.4-rate")
+    record = judge(claim, _theory_frame({"olranknet": vanishing}), "text")
+    assert record["verdict"] == "not testable here"
+    ratio = float(record["ours"].split("= ")[1].split(" at")[0])
+    assert ratio > 1e6
+
+
+def test_an_upper_bound_rate_above_its_slope_is_inconclusive_not_refuted():
+    from olr_core.claims import Claim, judge
+
+    claim = Claim("x", "rate", "Theorem", "regret grows at most like T^(2/3)", "theory", "regret_slope",
+                  "rate_at_most", {"threshold": 0.67}, "", ())
+    frame = pd.DataFrame({"regret_slope": [0.9, 0.91, 0.92, 0.9, 0.93], "config": "text"})
+    assert judge(claim, frame, "text")["verdict"] == "inconclusive"
+    below = frame.assign(regret_slope=[0.5, 0.52, 0.51, 0.5, 0.49])
+    assert judge(claim, below, "text")["verdict"] == "reproduced"
+
+
+def test_the_top_k_bound_record_is_not_testable_while_its_bound_exceeds_the_trivial_one():
+    from olr_core.claims import judge
+
+    claim = _theory_claim(topk.claims, "T4.1-bound")
+    runs = pd.DataFrame({"algorithm": "topk_squared", "config": "text", "rounds_run": 10_000,
+                         "bound_slack": [0.9, 0.95, 0.92], "bound_over_trivial": [24.0, 23.0, 25.0]})
+    record = judge(claim, runs, "text")
+    assert record["verdict"] == "not testable here" and "23 times the trivial bound" in record["reason"]
+    tight = runs.assign(bound_over_trivial=0.5)
+    assert judge(claim, tight, "text")["verdict"] == "reproduced"
+
+
+@pytest.mark.parametrize("paper, claim_id", [(topk, "T4.1-rate"), (klrank, "T4.4-rate")])
+def test_an_upper_bound_rate_record_is_never_refuted_by_a_steeper_slope(paper, claim_id):
+    from olr_core.claims import judge
+
+    claim = _theory_claim(paper.claims, claim_id)
+    where = {k: (v[0] if isinstance(v, list) else v) for k, v in claim.where.items()}
+    steep = pd.DataFrame({"algorithm": "x", "config": "text", "rounds_run": 1000, **where,
+                          "regret_slope": [0.98, 0.99, 1.0, 0.97, 0.99]})
+    assert judge(claim, steep, "text")["verdict"] == "inconclusive"
+
+
+def test_the_replayed_diagnostics_find_q_zero_for_adjacent_pairs_and_a_positive_q_for_shuffled_ones():
+    from olr_core.rankers import make_ranker
+    from olr_core.reproductions.pairing import observation_diagnostics
+
+    fold, user = worlds.linear_fold(), worlds.LinearLogisticUser()
+    found = {pairing: observation_diagnostics(make_ranker("pairrank_c", alpha=0.1, pairing=pairing), fold, user,
+                                              300, 0, pairing, every=20, draws=4)
+             for pairing in ("adjacent", "shuffled")}
+    assert found["adjacent"]["q"] == 0 and found["adjacent"]["never_formed"] > 0
+    assert abs(found["adjacent"]["w_bias"]) < 1e-12
+    assert found["shuffled"]["q"] > 0 and found["shuffled"]["never_formed"] == 0
+    assert found["shuffled"]["lambda_min_per_round"] > found["adjacent"]["lambda_min_per_round"] > 0

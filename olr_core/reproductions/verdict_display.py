@@ -155,6 +155,36 @@ def paper_cell(record: dict) -> str:
     return text + (f"<br><span style='color: #555'>paper's number: {html.escape(extra)}</span>" if extra else "")
 
 
+def scale_text(record: dict) -> str:
+    """The record's scale beside the paper's (:mod:`.scale`): "paper scale" or "preview, not counted"."""
+    if not record.get("scale"):
+        return ""
+    ours = f"{record['horizon']:,} rounds" if record.get("horizon") is not None else "no rounds"
+    paper = f"{record['paper_horizon']:,} rounds" if record.get("paper_horizon") is not None else "no rounds"
+    head = "paper scale" if record["scale"] == "paper" else "preview, not counted"
+    runs, needed = record["runs_per_cell"], record["paper_runs"]
+    return (f"{head}: {ours}, {runs} run{'s' * (runs != 1)} per cell (the paper: {paper}, "
+            f"{needed} run{'s' * (needed != 1)})")
+
+
+def provenance(record: dict) -> str:
+    """Where the verdict comes from: the ledger (with this build's quick run as a smoke check, and "stale" where
+    the current code would key a run of it differently) or this build's runs; and its scale."""
+    parts = [scale_text(record)]
+    if record.get("verdict_source") == "ledger":
+        quick = f" ({record['quick_verdict']})" if record.get("quick_verdict") else ""
+        parts.append(f"from the ledger; this build's quick run: {record['smoke']}{quick}")
+        if record.get("stale"):
+            parts.append("stale: the current code would key some of its runs differently")
+    elif record.get("verdict_source") == "this build":
+        parts.append("from this build's runs (no ledger)")
+    return "; ".join(p for p in parts if p)
+
+
+def _small(text: str) -> str:
+    return f"<br><span style='font-size: 0.85em; color: #555'>{html.escape(text)}</span>" if text else ""
+
+
 def verdict_rows(records: list[dict], where: str = "generated") -> pd.DataFrame:
     """One row per claim (its headline record) as HTML cells: claim (linked), paper, ours, cells, verdict,
     reason."""
@@ -163,7 +193,8 @@ def verdict_rows(records: list[dict], where: str = "generated") -> pd.DataFrame:
     return pd.DataFrame({
         "claim": [claim_cell(r, where) for r in heads],
         "paper": [paper_cell(r) for r in heads],
-        "ours": [html.escape(f"{r['ours']} [{r['setup']}]" if r.get("setup") else r["ours"]) for r in heads],
+        "ours": [html.escape(f"{r['ours']} [{r['setup']}]" if r.get("setup") else r["ours"])
+                 + _small(provenance(r)) for r in heads],
         "cells": [cells_cell(r) for r in heads],
         "verdict": [verdict_cell(r["verdict"], others.get((r["paper"], r["id"]), "")) for r in heads],
         "reason": [folded(f"{r['rule']}: {r['reason']}") for r in heads],
@@ -203,6 +234,7 @@ def claims_box(records: list[dict], page: str) -> str:
             f"white-space: nowrap; padding: 0 0.3em'>{r['verdict']}</span>"
             + (f" <span style='font-size: 0.85em; color: #555'>({html.escape(other)})</span>" if other else "")
             + f" <a href='{VERDICTS_PAGE}.html#{anchor(r, 'verdict')}'>row on the verdicts page</a>{unit}"
+            + _small(provenance(r))
             + (f"<ul>{cells}</ul>" if cells else "") + "</li>")
     return ("<div class='admonition note claims-decided-here'>"
             f"<ul>{''.join(items)}</ul></div>")

@@ -16,10 +16,11 @@ from ..claims import SMALLER, VERDICTS, Claim, at_level, judge
 from ..data.registry import DataNotFoundError, find_datasets, resolve_data_dir
 from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.costs import stored_costs
-from ..experiments.runner import worker_count
+from ..experiments.runner import spec_key, worker_count
 from ..rankers import get_algorithm
 from . import dsp, klrank, neural, pairrank, topk
 from .next_runs import TARGET_PROFILE, decide_command, grid_cost
+from .scale import WHOLE_STREAM, claim_rows, paper_scale, scale_fields
 
 PAPERS = {"dsp": dsp, "pairrank": pairrank, "neural": neural, "klrank": klrank, "topk": topk}   # each a package:
 # experiments (grids, PROFILES), claims (registry, decision rules), analysis (decorate: derived columns)
@@ -100,10 +101,16 @@ def paper_frames(package, profile: str, data_dir=None, jobs: int = 1, store: Res
         grids = _grids(package, profile, config, datasets, data_dir, seeds, rankers, seeds_of)
         if compute:
             run_grid([s for specs in grids.values() for s in specs], store, jobs=jobs, data_dir=data_dir)
-        frames[config] = {name: package.analysis.decorate(name, specs, run_frame(specs, store, data_dir), store=store,
-                                                 data_dir=data_dir, jobs=jobs).assign(config=config)
+        frames[config] = {name: package.analysis.decorate(name, specs, keyed_run_frame(specs, store, data_dir),
+                                                          store=store, data_dir=data_dir, jobs=jobs)
+                                  .assign(config=config)
                           for name, specs in grids.items() if specs}
     return frames, missing
+
+
+def keyed_run_frame(specs, store: ResultStore, data_dir=None) -> pd.DataFrame:
+    """:func:`run_frame` with each run's store key (``run_key``): the ledger names the runs a verdict rests on."""
+    return run_frame(specs, store, data_dir).assign(run_key=[spec_key(s, data_dir) for s in specs])
 
 
 def _setup(frame: pd.DataFrame | None, package) -> str:
@@ -120,14 +127,16 @@ def _setup(frame: pd.DataFrame | None, package) -> str:
 
 def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
                   store: ResultStore | None = None, compute: bool = True, seeds: int | None = None,
-                  rankers=(), looks: dict | None = None) -> list[dict]:
+                  rankers=(), looks: dict | None = None, keep_runs: bool = False) -> list[dict]:
     """One record per (claim, configuration): paper, id, source, claim, config, paper_value, ours, runs,
     rule, verdict, reason, setup, cells, and runs_needed (inconclusive) or cause (not reproduced).
     ``rankers``: methods of your own (``olr claims PAPER --with module:Class``) that join the paper's
     experiments; every claim is then judged with them among the methods, and each gets its own claims.
     ``looks``: {(paper, experiment): Look} of a sequential design (:mod:`olr_core.adaptive`): that experiment is
     run at the look's seeds and its claims judged at the look's level (the record carries ``look`` and
-    ``level``); None: every claim at the profile's seeds and 95 %."""
+    ``level``); None: every claim at the profile's seeds and 95 %. ``keep_runs``: each testable record also carries
+    ``run_values`` (the claim's metric and {run key: its value} of every run it rests on) and ``run_ids`` ({run
+    key: the run's algorithm, data set, fold, user, seed and rounds}), the ledger's raw material."""
     records = []
     for ranker in rankers:
         get_algorithm(ranker)                         # a ranker that does not load fails before any run
@@ -139,7 +148,11 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
         for claim in [*package.claims.CLAIMS, *with_claims(package, rankers)]:
             look = mine.get(claim.experiment)
             with at_level(look.level if look else None):
-                records.extend(_claim_records(package, claim, frames, missing, profile, data_dir, costs, look))
+                judged = _claim_records(package, claim, frames, missing, profile, data_dir, costs, look)
+                if keep_runs:
+                    for record in judged:
+                        record.update(_runs_of(claim, record, frames.get(record["config"], {}).get(claim.experiment)))
+                records.extend(judged)
     return records
 
 
@@ -158,6 +171,7 @@ def _claim_records(package, claim: Claim, frames: dict, missing: dict, profile: 
         record = judge(claim, frame, config, **extra)
         record["setup"] = _setup(frame, package) if claim.rule != "not_testable" else ""
         record["page"] = evidence_page(package, claim)
+        record.update(_scale_of(package, claim, record, frame, config, data_dir))
         if look is not None:
             record["look"], record["experiment"] = look.index, claim.experiment
         if record["verdict"] not in ("reproduced", "not testable here"):
@@ -171,6 +185,37 @@ def _claim_records(package, claim: Claim, frames: dict, missing: dict, profile: 
             record["cause"] = failure_cause(record, judged, claim, inputs)
             record["reason"] += f"; {record['cause']}"
     return judged
+
+
+RUN_IDS = ["algorithm", "label", "dataset", "fold", "click_model", "seed", "rounds_run"]
+
+
+def _runs_of(claim: Claim, record: dict, frame) -> dict:
+    """The per-run values a record rests on (:func:`.scale.claim_rows`): {metric, values: {run key: value}} and
+    the runs' ids; {} for a record without cells."""
+    rows = claim_rows(claim, frame, record["config"])
+    if not record.get("cells") or rows.empty or "run_key" not in rows or claim.metric not in rows:
+        return {}
+    values = {k: (None if pd.isna(v) else float(v)) for k, v in zip(rows["run_key"], rows[claim.metric])}
+    ids = {k: {c: _plain(v) for c, v in row.items()}
+           for k, row in zip(rows["run_key"], rows[[c for c in RUN_IDS if c in rows]].to_dict("records"))}
+    return {"run_values": {"metric": claim.metric, "values": values}, "run_ids": ids}
+
+
+def _plain(value):
+    """A numpy scalar as a plain Python value (JSON)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _scale_of(package, claim: Claim, record: dict, frame, config: str, data_dir) -> dict:
+    """The record's horizon and runs beside the paper's, and its scale (:func:`.scale.scale_fields`)."""
+    scale = paper_scale(package.claims.PAPER, claim.experiment)
+    stream = None
+    if scale is not None and scale.horizon == WHOLE_STREAM and not claim.horizon:
+        specs = claim_layout(package.claims.PAPER, "paper", data_dir, 1).get((config, claim.experiment), [])
+        datasets = set(claim_rows(claim, frame, config).get("dataset", []))
+        stream = min((int(s.rounds) for s in specs if s.dataset in datasets), default=None)
+    return scale_fields(claim, record, claim_rows(claim, frame, config), scale, stream)
 
 
 def without_data_path(reason: str, data_dir=None) -> str:
@@ -356,7 +401,7 @@ def _has_paper_cell(record: dict) -> bool:
 def records_frame(records: list[dict]) -> pd.DataFrame:
     columns = ["paper", "id", "source", "claim", "config", "config_role", "paper_value", "ours", "setup", "runs",
                "rule", "verdict", "reason", "cells", "runs_needed", "largest_allowed", "magnitude", "thresholds",
-               "cause", "page"]
+               "cause", "page", "horizon", "paper_horizon", "runs_per_cell", "paper_runs", "scale"]
     return pd.DataFrame(records, columns=columns)
 
 
@@ -365,10 +410,14 @@ def headline(records: list[dict]) -> list[dict]:
     return [r for r in records if r.get("config_role") == "headline"]
 
 
-def verdict_counts(records: list[dict]) -> pd.DataFrame:
+def verdict_counts(records: list[dict], scale: str | None = None) -> pd.DataFrame:
     """Claims per paper and headline verdict (the dashboard's summary): one count per claim, not per
-    configuration."""
-    frame = records_frame(headline(records))
+    configuration; ``scale`` ("paper" or "preview"): only the records at that scale (:mod:`.scale`), so that a
+    preview is never counted with the paper-scale verdicts."""
+    heads = [r for r in headline(records) if scale is None or r.get("scale") == scale]
+    frame = records_frame(heads)
+    if frame.empty:
+        return pd.DataFrame(columns=list(VERDICTS), index=pd.Index([], name="paper"), dtype=int)
     counts = frame.pivot_table(index="paper", columns="verdict", values="id", aggfunc="count", fill_value=0)
     return counts.reindex(columns=list(VERDICTS), fill_value=0)
 

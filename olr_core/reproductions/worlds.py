@@ -73,12 +73,21 @@ def _network_features(rng, n: int) -> np.ndarray:
 
 
 def _rank_fold(name: str, features: np.ndarray, truth) -> Fold:
-    """Queries of ``DOCS`` documents labelled by their within-query rank of ``truth`` (best highest)."""
-    utility = truth(features).reshape(-1, DOCS)
-    labels = np.argsort(np.argsort(utility, axis=1, kind="stable"), axis=1).ravel()
-    n_queries = utility.shape[0]
+    """Queries of ``DOCS`` documents labelled by their within-query rank of ``truth`` (best highest).
+
+    The features are min-max normalised per query *before* the labels are computed: the loader normalises a
+    data set given by reference in the same way (an exact no-op on these features), so the features the user and
+    the ranker see are those the labels were computed from. (Labelling the raw features, as this module did
+    before issue #48, made every run's user click by another order than its labels: not a well-specified world.)
+    """
+    n_queries = len(features) // DOCS
     offsets = np.arange(0, n_queries * DOCS + 1, DOCS)
-    data = RankingData(features, labels, offsets, np.array([f"{name}-{q}" for q in range(n_queries)]), DOCS - 1, name)
+    qids = np.array([f"{name}-{q}" for q in range(n_queries)])
+    raw = RankingData(features, np.zeros(len(features), dtype=int), offsets, qids, DOCS - 1, name)
+    normalised = raw.query_minmax_normalized().features
+    utility = truth(normalised).reshape(-1, DOCS)
+    labels = np.argsort(np.argsort(utility, axis=1, kind="stable"), axis=1).ravel()
+    data = RankingData(normalised, labels, offsets, qids, DOCS - 1, name)
     return Fold(name, 1, data, data, data)
 
 

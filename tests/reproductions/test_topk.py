@@ -1,6 +1,8 @@
 """The top-k chapter's package (olr_core.reproductions.topk): its analysis on small exact cases, its grids and its
 claims' registry."""
 
+import json
+
 import numpy as np
 
 from olr_core.reproductions.topk import analysis, claims, experiments
@@ -31,3 +33,26 @@ def test_every_claim_experiment_is_one_the_profiles_size():
     assert judged <= set(experiments.PROFILES["quick"])
     grids = experiments.experiments("tiny", "code", ["synth-mslr"])
     assert {s.params.get("eta0") for s in grids["figure1"] if s.algorithm in experiments.TOPK} == {0.1}
+
+
+def test_the_round_cost_claim_reads_the_controlled_benchmark_not_a_timing_taken_during_the_verdict(tmp_path,
+                                                                                                   monkeypatch):
+    from olr_core.experiments import ResultStore, run_frame, run_grid
+
+    stored = tmp_path / "results.json"
+    stored.write_text(json.dumps({analysis.ROUND_COST_SUITE: {"exponents": {"0": 1.05}}}))
+    assert analysis.benchmarked_cost_exponent(0, stored) == 1.05
+    assert np.isnan(analysis.benchmarked_cost_exponent(1, stored))               # a seed the benchmark did not run
+    assert np.isnan(analysis.benchmarked_cost_exponent(0, tmp_path / "absent.json"))
+
+    def no_timing(*_, **__):
+        raise AssertionError("a timing taken while the verdict is computed")
+
+    monkeypatch.setattr(analysis, "cost_exponent", no_timing)
+    monkeypatch.setattr(analysis, "round_seconds", no_timing)
+    monkeypatch.setattr(analysis.benchmarked_cost_exponent, "__defaults__", (stored,))
+    specs = [s for s in experiments.experiments("tiny", "text", [])["regret"] if s.algorithm == "topk_squared"]
+    store = ResultStore()
+    run_grid(specs, store)
+    frame = analysis.decorate("regret", specs, run_frame(specs, store), store=store)
+    assert list(frame["cost_exponent"]) == [1.05]

@@ -52,6 +52,30 @@ def loglog_slope(rounds: np.ndarray, cumulative: np.ndarray, start_fraction: flo
     return float(np.polyfit(np.log(t[keep]), np.log(np.asarray(cumulative)[keep]), 1)[0])
 
 
+def lasting_share(per_round: np.ndarray, start_fraction: float = 0.25, bins: int = 10) -> float:
+    """The share of the per-round regret that does not vanish. After the first ``start_fraction`` of the run (a
+    burn-in), the per-round regret, averaged in ``bins`` equal stretches, is fitted by least squares as
+    a + b / sqrt(t) (t the stretch's middle round), and a is divided by the mean per-round regret there. Regret
+    growing like a + b T (linear once a burn-in is over) has a per-round regret that stays at b: a share near 1.
+    Regret of order sqrt(T) or slower (every poly-logarithmic bound) has a per-round regret falling to 0: a share
+    near 0 (or below). Unlike the log-log slope of the cumulative regret, a burn-in does not move it."""
+    per_round = np.asarray(per_round, float)
+    first = int(len(per_round) * start_fraction)
+    late, rounds = per_round[first:], np.arange(first + 1, len(per_round) + 1)
+    means = np.array([part.mean() for part in np.array_split(late, bins)])
+    middles = np.array([part.mean() for part in np.array_split(rounds, bins)])
+    design = np.column_stack([np.ones(bins), middles ** -0.5])
+    level = np.linalg.lstsq(design, means, rcond=None)[0][0]
+    return float(level / late.mean()) if late.mean() > 0 else 0.0
+
+
+def misordered_shares(specs, store, data_dir=None) -> np.ndarray:
+    """Per stored run of ``specs``: :func:`lasting_share` of its per-round count of mis-ordered pairs."""
+    from ...experiments import spec_key
+
+    return np.array([lasting_share(store.load(spec_key(spec, data_dir))[1].online_misordered) for spec in specs])
+
+
 def misordered_slopes(specs, store, data_dir=None) -> np.ndarray:
     """Per stored run of ``specs``: :func:`loglog_slope` of its cumulative count of mis-ordered pairs."""
     from ...experiments import spec_key
@@ -78,7 +102,9 @@ def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, *
         excess = {(d, s): lda_overlap_excess(d, int(s), data_dir) for d, s in pairs.itertuples(index=False)}
         keys = list(zip(frame["dataset"], frame["seed"]))
         return frame.assign(lda_overlap=[excess[k][0] for k in keys], lda_overlap_excess=[excess[k][1] for k in keys])
-    return frame.assign(regret_slope=misordered_slopes(specs, store or ResultStore(), data_dir))
+    store = store or ResultStore()
+    return frame.assign(regret_slope=misordered_slopes(specs, store, data_dir),
+                        lasting_regret=misordered_shares(specs, store, data_dir))
 
 
 def lda_overlap(dataset: str, data_dir=None, seed: int | None = None, queries: int | None = None) -> float:

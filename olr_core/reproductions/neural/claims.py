@@ -9,7 +9,11 @@ measure the growth of its pairwise regret.
 
 from __future__ import annotations
 
-from ...claims import RATE_TOLERANCE, Claim, Unstated
+import functools
+
+from ...claims import Claim, Unstated
+from .. import worlds
+from ..pairing import bound_over_trivial, world_gaps
 
 PAPER = "neural"
 TITLE = "olRankNet / olLambdaRank, Jia & Wang, WWW 2022"
@@ -17,7 +21,6 @@ PAPER_RUNS = "10 runs, 5,000 queries"
 CONFIGS = ("text",)
 PAGES = {"Figure 3": "neural_lda", "Figure 4": "neural_figure4", "Figure 5": "neural_figure5",
          "Figure 6": "neural_figure6", "Theorem 4.4": "neural_theory"}   # where each source's runs are shown
-LOG2_SLOPE = 0.26           # the local log-log slope of log^2 T at T = 2,000 (2 / ln T), smaller beyond
 
 ONLINE, OFFLINE = "discounted_online_ndcg10", "final_offline_ndcg10"
 CELLS = ("dataset", "click_model")
@@ -70,13 +73,22 @@ CLAIMS = [
           "(lowest early on)", "main", "early:certain_ratio_top", "extreme_in",
           {"column": "click_model", "value": "navigational", "direction": "smaller"},
           "slower convergence for navigational users", (), OLR),
-    Claim(PAPER, "T4.4-rate", "Theorem 4.4", f"olRankNet's cumulative pairwise regret grows poly-logarithmically "
-          f"(log-log slope at most {LOG2_SLOPE} + {RATE_TOLERANCE} in a well-specified world)", "theory",
-          "regret_slope", "below", {"threshold": LOG2_SLOPE + RATE_TOLERANCE},
+    Claim(PAPER, "T4.4-rate", "Theorem 4.4", "olRankNet's cumulative pairwise regret grows poly-logarithmically "
+          "in a well-specified world", "theory", "regret_slope", "bound_above_trivial",
+          {"reason": "an upper bound this far above the trivial one (V mis-ordered pairs a round) allows any growth "
+                     "the runs can show, linear included: its constant carries 1 / Delta_min^2, and the world's "
+                     "smallest gap is tiny; the ratio takes every factor the runs cannot measure (effective "
+                     "dimension, q, the constant) at its most favourable value",
+           "ratio": lambda rounds: bound_over_trivial(network_gaps()[0], rounds)},
           "O(d~ log^2 T) as stated; the chapter's steps give O(d~^2 log^2 T) only under its assumption O (each "
-          "uncertain pair observed with probability at least q); both poly-logarithmic", (),
-          unstated={"threshold": Unstated("tolerance added to the rate's log-log slope", LOG2_SLOPE)}),
+          "uncertain pair observed with probability at least q); both poly-logarithmic", (), OLR),
 ]
+
+
+@functools.cache
+def network_gaps() -> tuple[float, float]:
+    """Delta_min and the share of gaps below 0.05 in the network world (:func:`..pairing.world_gaps`)."""
+    return world_gaps(worlds.network_fold(), worlds.network_truth)
 
 
 def paper_cells(claim: Claim) -> dict:
@@ -87,12 +99,18 @@ def paper_cells(claim: Claim) -> dict:
 
 THEORY_CLAIMS = [
     Claim(PAPER, "T4.4-sublinear", "Theorem 4.4", "In a well-specified world (relevance a known ReLU network, users "
-          "who click by the logistic pair model of Proposition 3.2, the whole list examined) olRankNet's cumulative "
-          "number of mis-ordered pairs grows sublinearly (log-log slope over the second half of the run below 1). "
-          "The bound the chapter establishes, O(V d~^2 log^2 T / (q Delta^2)) when every uncertain pair is observed "
-          "with probability at least q, says nothing more at this horizon: the world's smallest gap is about 4e-5 "
-          "(8 % of the pairs have a gap below 0.05)", "theory", "regret_slope", "below", {"threshold": 1.0},
-          "O(d~ log^2 T) as stated; not established as written (see the chapter)", ()),
+          "who click by the logistic pair model of Proposition 3.2, the whole list examined) olRankNet's per-round "
+          "number of mis-ordered pairs falls towards 0: fitted after the first quarter of the run as "
+          "a + b / sqrt(t), the level a that never vanishes is at most a quarter of the mean per-round regret "
+          "(linear regret after any burn-in gives a share near 1). Run with the tuned constant alpha, not alpha_t, "
+          "and pairs formed by shuffled pairing (under which assumption O can hold). Negative control in the same "
+          "world and rule: epsilon-greedy RankNet with constant epsilon. The bound the chapter establishes, "
+          "O(V d~^2 log^2 T / (q Delta^2)), says nothing more at this horizon", "theory", "lasting_regret",
+          "below_with_control",
+          {"threshold": 0.25, "target": "olranknet", "control": "epsilon_greedy"},
+          "O(d~ log^2 T) as stated; not established as written (see the chapter)", (),
+          unstated={"threshold": Unstated("largest share of the per-round regret that may level off and still "
+                                          "count as 'falling towards 0'")}),
     Claim(PAPER, "S4-examined-no-pstar", "Section 4 (remark after Theorem 4.4)", "Counting regret only on the examined "
           "documents removes the factor 1/p* from the bound", "none", "regret_slope", "not_testable",
           {"reason": "an argument, not a measurement, and the chapter does not accept it: p* is the probability that a "

@@ -129,6 +129,8 @@ PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory":
                       "lda": {"sample": 2000}}}
 MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
 THEORY_DATASET, THEORY_USER = worlds.NETWORK_DATA, worlds.NETWORK_USER
+THEORY_PAIRING = "shuffled"     # the pairing under which assumption O can hold (adjacent pairs never form some pairs)
+THEORY_CONTROL = "epsilon_greedy"   # the negative control: constant epsilon, so linear regret
 
 
 def experiments(profile: str, config: str, datasets: list[str], data_dir=None, seeds: int | None = None,
@@ -143,7 +145,11 @@ def experiments(profile: str, config: str, datasets: list[str], data_dir=None, s
 
 
 def theory_grid(seeds: int, rounds: int, params: dict):
-    """olRankNet in the network world with the logistic pair user (:mod:`.worlds`; regret = mis-ordered pairs,
-    the Kendall distance to the true order, since the whole ranking is shown)."""
-    return expand_grid({"algorithms": [{"name": "olranknet", "params": params.get("olranknet", {})}],
-                        "datasets": THEORY_DATASET, "click_models": THEORY_USER, "seeds": seeds, "rounds": rounds})
+    """olRankNet (its tuned constant alpha, not alpha_t) in the network world with the logistic pair user
+    (:mod:`.worlds`; regret = mis-ordered pairs, the Kendall distance to the true order, since the whole ranking is
+    shown), its pairs formed by ``THEORY_PAIRING``, beside the negative control epsilon-greedy RankNet (constant
+    epsilon) on the same pairs."""
+    algorithms = [{"name": "olranknet", "params": {**params.get("olranknet", {}), "pairing": THEORY_PAIRING}},
+                  {"name": THEORY_CONTROL, "params": {"pairing": THEORY_PAIRING}}]
+    return expand_grid({"algorithms": algorithms, "datasets": THEORY_DATASET, "click_models": THEORY_USER,
+                        "seeds": seeds, "rounds": rounds})

@@ -11,7 +11,7 @@ import pandas as pd
 from ...claims import MIN_PAIRS, current_level, mean_interval
 from ...experiments import ResultStore
 from ...tables import noise_decimals
-from ..neural.analysis import misordered_slopes
+from ..neural.analysis import misordered_shares, misordered_slopes
 
 
 def tuning_budget(specs) -> dict[str, tuple[int, int]]:
@@ -193,7 +193,10 @@ def block_excess(frame: pd.DataFrame, deepest: int = 10) -> pd.Series:
 
 def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, **_) -> pd.DataFrame:
     """The main experiment's runs get ``block10_excess`` (:func:`block_excess`), the theory runs
-    ``regret_slope`` (the log-log slope of the cumulative mis-ordered pairs over the second half of the run)."""
+    ``regret_slope`` (the log-log slope of the cumulative mis-ordered pairs over the second half of the run) and
+    ``lasting_regret`` (the share of the per-round regret that does not vanish, :func:`lasting_share`)."""
     if name == "theory":
-        return frame.assign(regret_slope=misordered_slopes(specs, store or ResultStore(), data_dir))
+        store = store or ResultStore()
+        return frame.assign(regret_slope=misordered_slopes(specs, store, data_dir),
+                            lasting_regret=misordered_shares(specs, store, data_dir))
     return frame.assign(block10_excess=block_excess(frame)) if name == "main" else frame

@@ -274,10 +274,10 @@ def variant_of(spec, variants: dict) -> str:
 PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 100}, "theory": {"seeds": 1, "rounds": 200},
                      "tuning": {"seeds": 1, "rounds": 200}, "ablation": {"seeds": 2, "rounds": 300},
                      "simulation": {"seeds": 2, "rounds": 1000}},
-            "quick": {"main": {"seeds": 5, "rounds": 1000}, "theory": {"seeds": 5, "rounds": 1000},
+            "quick": {"main": {"seeds": 5, "rounds": 1000}, "theory": {"seeds": 10, "rounds": 2000},
                       "tuning": {"seeds": 1, "rounds": 1000}, "ablation": {"seeds": 5, "rounds": 500},
                       "simulation": {"seeds": 3, "rounds": 3000}},
-            "paper": {"main": {"seeds": 20, "rounds": 5000}, "theory": {"seeds": 5, "rounds": 5000},
+            "paper": {"main": {"seeds": 20, "rounds": 5000}, "theory": {"seeds": 10, "rounds": 5000},
                       "tuning": {"seeds": 5, "rounds": 5000}, "ablation": {"seeds": 20, "rounds": 5000},
                       "simulation": {"seeds": 10, "rounds": 50_000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
@@ -304,11 +304,16 @@ def experiments(profile: str, config: str, datasets: list[str], seeds: int | Non
 
 
 THEORY_ALPHA = 0.1      # the theory page's tuned constant (the theoretical alpha_t keeps nearly every pair uncertain)
+THEORY_PAIRING = "shuffled"     # the pairing under which assumption O can hold (adjacent pairs never form some pairs)
+THEORY_CONTROL = "epsilon_greedy"   # the negative control: constant epsilon, so linear regret
 
 
 def theory_grid(seeds: int, rounds: int):
-    """PairRank_C in the linear world with the logistic pair user (:mod:`.worlds`): the whole ranking is shown and
-    examined (p* = 1), and the mis-ordered pairs are the Kendall distance to the order of theta* . x."""
-    return expand_grid({"algorithms": [{"name": "pairrank_c", "params": {"alpha": THEORY_ALPHA}}],
-                        "datasets": worlds.LINEAR_DATA, "click_models": worlds.LINEAR_USER, "seeds": seeds,
-                        "rounds": rounds})
+    """PairRank_C (alpha = ``THEORY_ALPHA``, not Lemma 2's alpha_t) in the linear world with the logistic pair user
+    (:mod:`.worlds`), its pairs formed by ``THEORY_PAIRING``, beside the negative control epsilon-greedy RankNet
+    (constant epsilon) on the same pairs: the whole ranking is shown and examined (p* = 1), and the mis-ordered
+    pairs are the Kendall distance to the order of theta* . x."""
+    algorithms = [{"name": "pairrank_c", "params": {"alpha": THEORY_ALPHA, "pairing": THEORY_PAIRING}},
+                  {"name": THEORY_CONTROL, "params": {"pairing": THEORY_PAIRING}}]
+    return expand_grid({"algorithms": algorithms, "datasets": worlds.LINEAR_DATA, "click_models": worlds.LINEAR_USER,
+                        "seeds": seeds, "rounds": rounds})

@@ -70,13 +70,16 @@ CLAIMS = [
           unstated={"tolerance": Unstated("largest average NDCG@10 gap that counts as 'very close'")}),
     Claim(PAPER, "T4.1-rate", "Theorem 4.1", "The surrogate regret of RTop-kF with the convex surrogates grows as "
           "T^(2/3) (measured: the log-log slope of the regret against the best fixed ranker in hindsight)",
-          "regret", "regret_slope", "below", {"threshold": 2 / 3 + RATE_TOLERANCE},
+          "regret", "regret_slope", "rate_at_most", {"threshold": 2 / 3 + RATE_TOLERANCE},
           "O(T^(2/3)) (a bound, not measured in the paper)", ("algorithm",), configs=BOTH,
           unstated={"threshold": Unstated("tolerance added to the rate's log-log slope", 2 / 3)}),
     Claim(PAPER, "T4.1-bound", "Theorem 4.1", "With the squared loss, the measured regret stays below the theorem's "
-          "bound with its constants at every horizon (measured: the smallest share of the bound left unused, "
-          "C and B from the data as in the chapter's proof)", "regret", "bound_slack", "above",
-          {"threshold": 0.0}, "C^phi O(T^(2/3)); the constants are explicit for the squared loss only",
+          "bound with its constants at every horizon (C and B from the data as in the chapter's proof)", "regret",
+          "bound_slack", "bound_above_trivial",
+          {"reason": "the explicit bound lies above the trivial bound B T (the largest loss of a round, every round) "
+                     "at the runs' horizon, so no measured regret can exceed it: the record would pass by "
+                     "construction", "column": "bound_over_trivial", "otherwise_above": 0.0},
+          "C^phi O(T^(2/3)); the constants are explicit for the squared loss only",
           ("algorithm",), {"algorithm": "topk_squared"}, configs=BOTH),
 ]
 
