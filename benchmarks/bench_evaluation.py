@@ -6,8 +6,8 @@ rounds; the top-k learner every rounds / 50, as its chapter) after a warm-up run
 one BLAS thread, timed by the process's CPU seconds; the baseline (``OLR_BASELINE_DIR``: a checkout of the commit
 to compare with) and this tree alternate, three times each, and the medians are reported. Every run's arrays are
 hashed: ``identical`` says whether the two trees' runs agree to the last bit. ``certified`` / ``fallbacks``
-count this tree's batched evaluations whose NDCG was certified from the matrix product, and those recomputed by
-the GEMV (near ties, exact ties such as the zero model of round 0).
+count this tree's batched evaluations whose NDCG was certified (settled, since #51) from the matrix product, and
+those recomputed by the GEMV (near ties, exact ties such as the zero model of round 0).
 """
 
 from __future__ import annotations
@@ -39,12 +39,20 @@ from olr_core.users import make_user
 name, params, click_model, stop_rule, rounds, eval_every, dataset = json.loads(sys.argv[1])
 counts = {"certified": 0, "fallbacks": 0}
 certify = getattr(loop.OfflineEvaluator, "certified", None)
+settle = getattr(loop.OfflineEvaluator, "settled", None)
 if certify is not None:
     def counting(self, *args):
         value = certify(self, *args)
         counts["certified" if value is not None else "fallbacks"] += 1
         return value
     loop.OfflineEvaluator.certified = counting
+elif settle is not None:
+    def counting(self, *args):
+        values = settle(self, *args)
+        counts["certified"] += int((values != -1.0).sum())
+        counts["fallbacks"] += int((values == -1.0).sum())
+        return values
+    loop.OfflineEvaluator.settled = counting
 fold = load_fold(dataset, 1)
 options = {"stop_rule": stop_rule} if click_model == "navigational" else {}
 user = make_user(click_model, fold.max_grade, **options)
@@ -57,7 +65,7 @@ digest = hashlib.sha256()
 for key, value in sorted(trace.arrays().items()):
     digest.update(key.encode()); digest.update(value.tobytes())
 print(json.dumps({"seconds": seconds, "digest": digest.hexdigest(), "evaluations": len(trace.eval_rounds),
-                  **(counts if certify is not None else {})}))
+                  **(counts if certify is not None or settle is not None else {})}))
 """
 
 

@@ -7,26 +7,55 @@ reduces each **cell** of the claim (a data set, a user, a data set and user, ...
 interval computed from the runs. One function, :func:`verdict_of`, turns the intervals into a
 verdict, whatever the rule:
 
-- **reproduced**: the interval lies above 0 in every cell;
+- **reproduced**: the interval lies above 0 in every cell (the cells the claim's estimand asks for: below);
 - **not reproduced**: below 0 in at least one cell (the runs contradict the claim there) and
   above 0 in none;
 - **partly**: above 0 in some cells but not in all (the others below 0 or undecided);
 - **smaller than reported**: the claim states a size, its sign is not decided above 0 in every cell,
   and in every cell our interval lies below the paper's number (a decided outcome);
 - **inconclusive**: above 0 in no cell and below 0 in none; the record gives the largest margin the
-  runs allow and how many runs per cell would decide the claim with 80 % power (``runs_needed``);
-- **not testable here**: the claim needs data or recordings this build does not have.
+  runs allow and how many runs per cell would end "inconclusive" with 80 % assurance (``runs_needed``,
+  see *Reach*), or why that is not estimable;
+- **not testable here**: the claim needs data or recordings this build does not have, or (``smaller_spread``)
+  its runs are too few for the test to see what it claims.
 
-The intervals are two-sided and 95 % (under ``olr claims --budget``, a sequential look's share of the 5 %:
-:func:`judge` takes the look's ``level`` and every interval, correction and power calculation below uses it;
-:mod:`olr_core.adaptive`). "Reproduced" needs the claim in every cell, an
-intersection-union test: it holds when every cell's own 95 % interval lies above 0, with no
-correction for the number of cells. Otherwise the intervals are Holm-corrected over the cells, to
+The intervals are two-sided, at the level in force: 95 % by default, and under the book's sequential design
+(:mod:`olr_core.adaptive`: quick profile look 1, paper profile look 2, a budget look 3, O'Brien-Fleming-type
+Lan-DeMets error spending) the look's level: :func:`judge` takes it as ``level`` and every interval,
+correction and reach calculation below uses it.
+
+**Estimands.** What the cells must show is the claim's *estimand* (``Claim.estimand``, with a one-line
+reason; :data:`ESTIMANDS`, :func:`estimand_of`; every record carries ``estimand`` and ``estimand_reason``):
+
+- ``every`` (the default of cell-by-cell rules; "every", "each", "consistently"): "reproduced" needs every
+  cell, an intersection-union test: it holds when every cell's own interval lies above 0, with no correction
+  for the number of cells.
+- ``pooled`` (averages and unqualified "A beats B"): one summary cell, the equally weighted mean of the cells'
+  margins (each paired by seed within its cell), a fixed effect over the cells run: variance the sum of the
+  cells' squared standard errors over m^2, Welch-Satterthwaite degrees of freedom. ``pooled-random``: a
+  random-effects mean (t over the m cell margins) for a claim about cells beyond those run, given at least
+  :data:`RANDOM_MIN_CELLS` cells (else the fixed effect, and the reason says so). The cells stay in the
+  record as ``per_cell``.
+- ``most`` ("most panels", ``mostly_positive``): one summary cell, the q-th largest cell margin (q = m // 2
+  + 1) with the q-th largest ends of the cells' intervals (a union bound; see :func:`majority_cell`).
+- ``equivalence`` (``within_sd``, ``equivalent``, ``flat``): the difference lies within the indifference zone
+  (two one-sided tests); for a paper's table (``within_sd`` with ``paper_runs``) the difference's interval
+  carries the paper's own standard error, s.d. / sqrt(runs), beside ours (Welch).
+
+Otherwise the intervals are Holm-corrected over the cells, to
 say in how many cells the claim holds or fails: the cell with the i-th smallest p-value (of m)
 gets the level that Holm's step-down procedure gives it, ``min(0.05 p_i / p_i^Holm,
 0.05 / (m - i + 1))``, so a cell's interval excludes 0 exactly when Holm rejects "margin = 0"
 there. A cell's p-value is the smallest ``gamma`` at which its ``1 - gamma`` interval excludes 0
 (the interval's dual test).
+
+**Reach.** An inconclusive record's ``runs_needed`` is the runs per cell at which extending the runs ends
+"inconclusive" (the next decision: any one cell decided, at Holm's first step) with 80 % *assurance*, a
+predictive probability that averages over what the runs leave uncertain about the effect (:func:`reach`);
+where it cannot be estimated (a statistic the same in every run, no count up to the grid's end) it is None
+and the record says why (``runs_needed_not_estimable``); no capped count is ever printed. A
+``smaller_spread`` claim whose runs are too few to see a halved s.d. with 80 % power is "not testable" at
+that many runs, with the count that would test it (``runs_to_test``).
 
 The margins, rule by rule (``d`` a paired difference over runs sharing data set, fold and seed;
 intervals by Student's t, on the pairs where the runs are paired):
@@ -73,6 +102,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -118,8 +148,9 @@ def _percent(level: float) -> str:
 
 # The verdict rule and each rule's margin in words: the verdicts page prints these, so the page says what the code does.
 VERDICT_RULE = {
-    "reproduced": "the margin's 95 % interval lies above 0 in every cell (the claim must hold in each: an "
-                  "intersection-union test, no correction for the number of cells)",
+    "reproduced": "the margin's interval lies above 0 in every cell the claim's estimand asks for (each cell for "
+                  "'every'; the pooled mean for an average or an unqualified 'A beats B'; the majority's margin for "
+                  "'most'), at the level of the profile's look in the sequential design",
     "partly": "the Holm-corrected interval lies above 0 in some cells but not in all (the others below 0 or "
               "undecided)",
     "not reproduced": "the interval lies below 0 in at least one cell and above 0 in none; the reason names the "
@@ -128,8 +159,8 @@ VERDICT_RULE = {
     "smaller than reported": "the claim states a size (a gain, a table entry) and, though its sign is not decided "
                              "above 0 in every cell, our interval lies below the paper's number in every cell",
     "inconclusive": "the interval lies above 0 in no cell and below 0 in none; the reason gives the largest margin "
-                    "the runs still allow, how many runs per cell would decide the claim with 80 % power (a power "
-                    "calculation over the undecided cells, each to exclude 0 at 95 %), and the command that runs them",
+                    "the runs still allow, how many runs per cell would end 'inconclusive' (one decided cell) with "
+                    "80 % assurance, or why that is not estimable, and the command that runs them",
     "not testable here": "the claim needs data or recordings this build does not have, or is true by "
                          "construction; the reason says which",
 }
@@ -180,6 +211,8 @@ class Claim:
     horizon: int | None = None      # rounds at which the paper states the claim (judged on runs of that length)
     by_horizon: bool = False        # the claim holds *by* the horizon (convergence): runs at least that long count
     computed: bool = False          # the statistic is a deterministic computation, the same in every run: exact
+    estimand: str = ""              # what the words claim over the cells (:data:`ESTIMANDS`); "": the rule's default
+    estimand_reason: str = ""       # why, in one line (the claim's wording)
 
 
 @dataclass(frozen=True)
@@ -217,6 +250,9 @@ class Outcome:
     cells: list = field(default_factory=list)
     runs_needed: int | None = None
     magnitude: dict | None = None
+    what: str = ""                  # the margin in words
+    per_cell: list = field(default_factory=list)   # the cells a pooled or majority estimand summarises
+    not_estimable: str = ""         # why no runs_needed could be computed, where one was sought
     control: dict | None = None     # a negative control judged by the same rule in the same world (its verdict)
 
 
@@ -365,40 +401,80 @@ def set_intervals(cells: list[Cell]) -> bool:
     return False
 
 
-POWER = 0.8                 # runs_needed: the chance that a rerun at the advertised count decides the claim
+POWER = 0.8                 # runs_needed: the chance that a rerun at the advertised count ends the undecided verdict
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What deciding an undecided claim takes: runs per cell (None: not estimable), and why not where it is not."""
+
+    runs: int | None
+    why_not: str = ""
 
 
 def runs_needed(cells: list[Cell], power: float = POWER) -> int | None:
-    """Runs per cell that decide the claim "reproduced" with probability about ``power``: every undecided cell
-    (the cells a "reproduced" still lacks) must exclude 0 at 95 % (the intersection-union test; a margin built
-    from several comparisons at its Bonferroni level), each with power ``power ** (1 / u)`` (u undecided cells)
-    so that all succeed together with about ``power``; the need is the largest over them, taking each cell's
-    margin and the run-to-run s.d. of its binding comparison as true. None if an undecided cell has no margin or
-    spread to extrapolate from (its margin is 0 or it shows no spread)."""
+    """Runs per cell of :func:`reach` (None where it is not estimable)."""
+    return reach(cells, power).runs
+
+
+def reach(cells: list[Cell], power: float = POWER) -> Reach:
+    """Runs per cell at which a rerun ends the claim's undecided verdict with probability ``power``: the next
+    decision, not every cell's. An inconclusive claim ends when any cell is decided, above or below 0 (Holm's
+    first step: a cell's two-sided test at level / m); a partly one becomes reproduced when every undecided
+    cell lies above 0 (the intersection-union test at the level). The probability is an *assurance*, the power
+    averaged over the uncertainty of the effect rather than the power at the observed effect taken as true: the
+    predictive probability of :func:`_assurance` (cells independent). Not estimable (None and the reason): a cell
+    with no spread (a statistic the same in every run), a probability that cannot be computed, or no count up to
+    the grid's end reaching ``power``."""
     undecided = [c for c in cells if c.low <= 0 <= c.high]
     if not undecided:
-        return None
-    per_cell = power ** (1 / len(undecided))
-    needs = []
+        return Reach(None, "no undecided cell")
     for c in undecided:
         sd = getattr(c.interval, "sd", float("nan"))
-        if not (np.isfinite(sd) and sd > 0 and np.isfinite(c.margin) and c.margin != 0):
-            return None
-        needs.append(_power_runs(abs(c.margin) / sd, current_level() / getattr(c.interval, "factor", 1), per_cell))
-    return max(max(needs), max(c.runs for c in undecided) + 1)
+        if not (np.isfinite(sd) and sd > 0 and np.isfinite(c.margin)):
+            return Reach(None, f"cell {c.name} shows no spread (the same value in every run, or no finite margin): "
+                               "nothing to extrapolate a run count from")
+    any_cell = not any(c.low > 0 for c in cells)      # inconclusive: no cell decided yet (partly: some above)
+    level = current_level() / (len(cells) if any_cell else 1)
+    chance = [_assurance(c, level / getattr(c.interval, "factor", 1), both_sides=any_cell) for c in undecided]
+    if any(np.isnan(p).any() for p in chance):
+        return Reach(None, "the predictive probability could not be computed for these runs")
+    ends = 1 - np.prod([1 - p for p in chance], axis=0) if any_cell else np.prod(chance, axis=0)
+    enough = ends >= power
+    if not enough.any():
+        return Reach(None, f"even {int(_CANDIDATE_RUNS[-1]):,} runs per cell would end it with less than "
+                           f"{power:.0%} assurance")
+    return Reach(max(int(_CANDIDATE_RUNS[np.argmax(enough)]), max(c.runs for c in undecided) + 1))
 
 
+EFFECT_PRIOR_SD = 0.4      # sceptical prior of an undecided standardised effect: N(0, 0.4^2) (see _assurance)
 _CANDIDATE_RUNS = np.unique(np.concatenate([np.arange(2, 200), np.geomspace(200, 100_000, 160).astype(int)]))
 
 
-def _power_runs(effect: float, alpha: float, power: float) -> int:
-    """Smallest n (on a grid: every n to 200, then steps of about 4 %) whose two-sided one-sample t-test at
-    ``alpha`` detects a standardised ``effect`` with probability ``power`` (noncentral t, scipy.stats.nct);
-    100,000 if none up to it does."""
-    n = _CANDIDATE_RUNS
-    crit = stats.t.ppf(1 - alpha / 2, n - 1)
-    enough = stats.nct.sf(crit, n - 1, effect * np.sqrt(n)) >= power
-    return int(n[np.argmax(enough)]) if enough.any() else int(n[-1])
+def _assurance(cell: Cell, alpha: float, both_sides: bool) -> np.ndarray:
+    """Per candidate run count n (:data:`_CANDIDATE_RUNS`): the predictive probability that the cell's test at
+    two-sided ``alpha`` decides (above 0; or either side with ``both_sides``) once its n0 runs are extended to
+    n, the effect unknown (Spiegelhalter, Freedman and Blackburn 1986, Controlled Clinical Trials 7). In s.d.
+    units, with d the observed standardised margin, the effect's posterior is N(m, v), v = 1 / (n0 + 1/tau^2),
+    m = n0 d v, under a sceptical prior N(0, tau^2), tau = :data:`EFFECT_PRIOR_SD`; the added runs' mean is then
+    predicted as N(m, v + 1 / (n - n0)). The runs already made stay in the final test, as they do when the book
+    adds seeds. Normal approximation, with the t critical value at n - 1 degrees of freedom. A flat prior
+    (tau infinite) is optimistic where true effects spread little around the observed ones: rerun at its count,
+    3-cell claims whose effects were drawn from N(0.3, 0.3^2) were decided in 62 % of cases, not 80 %; tau = 0.4
+    keeps the share at or above 80 % across the spreads tests/test_reach_calibration.py draws."""
+    d, n0 = cell.margin / cell.interval.sd, max(cell.runs, 2)
+    post_var = 1 / (n0 + 1 / EFFECT_PRIOR_SD ** 2)           # the effect's posterior under the sceptical prior
+    post_mean = n0 * d * post_var
+    n = _CANDIDATE_RUNS.astype(float)
+    added = np.maximum(n - n0, 0.0)
+    crit = stats.t.ppf(1 - alpha / 2, n - 1) * np.sqrt(n)
+    spread = np.sqrt(added ** 2 * post_var + added)
+    centre = n0 * d + added * post_mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = stats.norm.cdf((centre - crit) / spread)
+        down = stats.norm.cdf((-centre - crit) / spread)
+    chance = up + down if both_sides else up
+    return np.where(added > 0, chance, 0.0)
 
 
 def verdict_of(cells: list[Cell]) -> str:
@@ -420,7 +496,8 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
     above = sum(c.low > 0 for c in cells)
     below = sum(c.high < 0 for c in cells)
     plural, confidence = "s" * (len(cells) > 1), _percent(current_level())
-    reason = (f"margin: {what}; {confidence} interval above 0 in each of {len(cells)} cell{plural} (the claim must "
+    reason = (f"margin: {what}; {confidence} interval above 0" if every and len(cells) == 1 else
+              f"margin: {what}; {confidence} interval above 0 in each of {len(cells)} cell{plural} (the claim must "
               "hold in every cell: no correction needed)" if every else
               f"margin: {what}; {confidence} interval (Holm over {len(cells)} cell{plural}) "
               f"above 0 in {above}, below 0 in {below}, undecided in {len(cells) - above - below}")
@@ -429,18 +506,131 @@ def decide(cells: list[Cell], ours: str, what: str) -> Outcome:
         reason += (f"; in {', '.join(constant)} the statistic is the same in every run (nothing the runs vary "
                    "changes it): a measured value, given no interval; it decides nothing until it is "
                    "replicated over what varies")
-    needed = runs_needed(cells) if verdict in ("inconclusive", "partly") else None
+    found = reach(cells) if verdict in ("inconclusive", "partly") else Reach(None)
+    needed, why_not = found.runs, found.why_not
     if verdict == "inconclusive":
         most = max(c.runs for c in cells)
         if most < 2:
-            needed = 3
+            needed, why_not = 3, ""
             reason += "; one run per cell shows no spread: at least 3 runs per cell are needed to judge it"
         elif needed:
-            reason += (f"; about {needed:,} runs per cell (now {most}) would decide it with {POWER:.0%} power "
-                       f"(every undecided cell above 0 at {confidence}, taking its margin and spread as true)")
+            event = "any one cell decided" if len(cells) > 1 else "the cell decided"
+            reason += (f"; about {needed:,} runs per cell (now {most}) would end 'inconclusive' ({event}, at "
+                       f"{confidence}) with {POWER:.0%} assurance (power averaged over the effect's uncertainty)")
         else:
-            reason += "; the runs show no margin or spread to extrapolate from"
-    return Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed)
+            reason += f"; the runs that would decide it are not estimable: {why_not}"
+    outcome = Outcome(ours, sum(c.runs for c in cells), verdict, reason, cells, needed, what=what)
+    outcome.not_estimable = why_not if verdict == "inconclusive" and not needed else ""
+    return outcome
+
+
+# -- estimands: what the words claim over the cells ------------------------------------------------------
+
+ESTIMANDS = {
+    "every": "intersection-union: the claim must hold in each cell ('every', 'each', 'consistently', or a claim "
+             "stated cell by cell); reproduced when every cell's interval lies above 0",
+    "pooled": "pooled over the claim's cells, fixed effect: the equally weighted mean of the cells' margins (each "
+              "paired by seed within its cell), its variance the sum of the cells' over m^2, Welch-Satterthwaite "
+              "degrees of freedom; for averages and unqualified 'A beats B' over the cells run",
+    "pooled-random": "pooled over the claim's cells, random effects: the mean of the cells' margins with a t "
+                     "interval over the cells (m - 1 degrees of freedom), for a claim that generalises beyond the "
+                     "data sets run; it needs at least 5 cells, else the fixed effect is used and the reason says so",
+    "most": "a majority of the cells: the q-th largest cell margin, q = m // 2 + 1, with the q-th largest ends of "
+            "the cells' intervals (lower at gamma / (m - q + 1), upper at gamma / q; a union bound)",
+    "equivalence": "equivalence: the difference from the stated value lies within the indifference zone (two one-"
+                   "sided tests), the uncertainty of the paper's own mean (its s.d. / sqrt(its runs)) included",
+}
+RANDOM_MIN_CELLS = 5      # fewer cells cannot estimate a between-cell variance worth the name
+
+
+def estimand_of(claim: Claim) -> tuple[str, str]:
+    """The claim's estimand and its reason: as declared, else the rule's default (``every`` for cell-by-cell
+    rules, ``most`` for ``mostly_positive``, ``equivalence`` for the tolerance rules)."""
+    if claim.estimand:
+        if claim.estimand not in ESTIMANDS:
+            raise ValueError(f"claim {claim.id}: unknown estimand {claim.estimand!r}; valid: {', '.join(ESTIMANDS)}")
+        return claim.estimand, claim.estimand_reason or ESTIMANDS[claim.estimand].split(";")[0]
+    if claim.rule == "mostly_positive":
+        return "most", "the claim says 'mostly': a majority of its comparisons"
+    if claim.rule in ("within_sd", "equivalent", "flat"):
+        return "equivalence", "the claim states agreement within a tolerance"
+    return "every", "the claim is stated for each of its cells (or has one cell)"
+
+
+def pooled_cell(cells: list[Cell], random: bool = False) -> Cell:
+    """One cell summarising ``cells`` by the equally weighted mean of their margins (in the paper's units where
+    their scales differ): fixed effect (variance sum v_i / m^2, v_i the cell's squared standard error, Welch-
+    Satterthwaite df) or, with ``random``, random effects (a t interval over the m cell margins, m - 1 df)."""
+    m = len(cells)
+    scaled = len({c.scale for c in cells}) > 1
+    margins = np.array([c.margin * (c.scale if scaled else 1.0) for c in cells])
+    sds = np.array([getattr(c.interval, "sd", float("nan")) * (c.scale if scaled else 1.0) for c in cells])
+    runs = np.array([c.runs for c in cells])
+    estimate = float(margins.mean())
+    if random:
+        se, df = float(margins.std(ddof=1) / math.sqrt(m)), m - 1
+    else:
+        v = sds ** 2 / runs
+        se = float(math.sqrt(v.sum()) / m)
+        df = float(v.sum() ** 2 / np.sum(v ** 2 / np.maximum(runs - 1, 1))) if v.sum() > 0 else float("inf")
+    known = np.isfinite(se) and (se > 0 or estimate == 0)
+
+    def interval(gamma):
+        gamma = np.asarray(gamma, float)
+        if not known:
+            return np.full(gamma.shape, -np.inf), np.full(gamma.shape, np.inf)
+        half = stats.t.ppf(1 - gamma / 2, df) * se
+        return estimate - half, estimate + half
+    interval.sd = se * math.sqrt(int(runs.min())) if known else float("nan")    # se shrinks as 1 / sqrt(runs)
+    interval.constant = bool(np.isfinite(se) and se == 0 and estimate != 0)
+    kind = "random effects" if random else "fixed effect"
+    return Cell(f"pooled over {m} cells ({kind})", estimate, interval, int(runs.min()),
+                scale=1.0 if scaled else cells[0].scale)
+
+
+def majority_cell(cells: list[Cell], what: str = "cells") -> Cell:
+    """"Most" of m cells: the q-th largest margin (q = m // 2 + 1) with the q-th largest lower end of the cells'
+    intervals at gamma / (m - q + 1) and the q-th largest upper end at gamma / q (the q-th largest lower end
+    exceeds the q-th largest margin only if one of the m - q + 1 smallest margins is exceeded by its own lower
+    end: a union bound over those; likewise above): above 0 means q cells hold, below 0 that fewer than q can."""
+    m, q = len(cells), len(cells) // 2 + 1
+
+    def interval(gamma):
+        gamma = np.asarray(gamma, float)
+        lows = np.sort(np.stack([c.interval(gamma / (m - q + 1))[0] for c in cells]), axis=0)[::-1]
+        highs = np.sort(np.stack([c.interval(gamma / q)[1] for c in cells]), axis=0)[::-1]
+        return lows[q - 1], highs[q - 1]
+    ranked = sorted(cells, key=lambda c: c.margin, reverse=True)
+    interval.sd, interval.factor = getattr(ranked[q - 1].interval, "sd", float("nan")), m - q + 1
+    return Cell(f"{q}-th largest of {m} {what}", float(ranked[q - 1].margin), interval, min(c.runs for c in cells))
+
+
+def with_estimand(claim: Claim, outcome: Outcome) -> Outcome:
+    """The rule's cells judged as the claim's estimand names (:func:`estimand_of`): ``pooled`` and ``most``
+    summarise them in one cell (the cells kept as ``per_cell``); ``every`` and ``equivalence`` are the rules'
+    own cell-by-cell judgments."""
+    kind, _ = estimand_of(claim)
+    cells = outcome.cells
+    if kind in ("every", "equivalence") or outcome.verdict == "not testable here" or len(cells) < 2:
+        return outcome
+    note = ""
+    if kind == "most":
+        summary, what = majority_cell(cells), f"the {len(cells) // 2 + 1}-th largest of the {len(cells)} cells' " \
+                                              f"margins ({outcome.what})"
+    else:
+        random = kind == "pooled-random" and len(cells) >= RANDOM_MIN_CELLS
+        if kind == "pooled-random" and not random:
+            note = (f"; random effects need at least {RANDOM_MIN_CELLS} cells and this claim has {len(cells)}: "
+                    "the fixed effect over the cells run is used")
+        summary = pooled_cell(cells, random)
+        unit = " (in % of the control's mean)" if claim.relative and summary.scale == 1.0 else ""
+        what = f"equally weighted mean over the {len(cells)} cells of the {outcome.what}{unit}"
+    for c in cells:
+        _set_level(c, current_level())
+    pooled = decide([summary], outcome.ours, what)
+    pooled.reason += note
+    pooled.per_cell, pooled.control = cells, outcome.control
+    return pooled
 
 
 # -- cells and pairs ---------------------------------------------------------------------------------
@@ -517,11 +707,15 @@ def _no_runs(what: str) -> Outcome:
 
 # -- the rules ---------------------------------------------------------------------------------------
 
-def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_) -> Outcome:
+def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, paper_runs: int | None = None,
+                   **_) -> Outcome:
     """``paper_cells``: columns of the cell plus algorithm, paper_mean, paper_sd. Margin per cell:
     k paper s.d. - |our mean - paper mean| (an equivalence test: its lower end is the two one-sided tests').
-    The magnitude beside it: per cell, whether our mean is consistent with the paper's (the Bonferroni
-    interval of ours - paper's contains 0), above or below it."""
+    The paper's mean is itself an estimate: with ``paper_runs`` (the paper's runs per cell) the difference's
+    interval carries both standard errors (:func:`difference_from_reported`), so an indifference zone of k paper
+    s.d. is judged against the paper's uncertainty as well as ours; without it the paper's mean is taken as
+    exact (the reason says so). The magnitude beside it: per cell, whether our mean is consistent with the
+    paper's (the Bonferroni interval of ours - paper's contains 0), above or below it."""
     keys = [c for c in claim.cells if c in frame] + ["algorithm"]
     merged = frame.merge(paper_cells, on=keys, how="inner")
     if merged.empty:
@@ -530,7 +724,8 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_)
     for key, part in merged.groupby(keys, sort=False):
         name = "/".join(str(v) for v in key)
         paper_mean, paper_sd = float(part["paper_mean"].iloc[0]), float(part["paper_sd"].iloc[0])
-        est, interval, n = mean_interval(part[claim.metric].to_numpy(float) - paper_mean)
+        est, interval, n = difference_from_reported(part[claim.metric].to_numpy(float), paper_mean, paper_sd,
+                                                    paper_runs)
         margin, tol_interval = tolerance_interval(k * paper_sd, [(est, interval)])
         cells.append(Cell(name, margin, tol_interval, n))
         diffs.append((name, est / paper_sd, interval, paper_sd))
@@ -538,9 +733,29 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, **_)
     inside = sum(c.margin >= 0 for c in cells)
     worst = [t for _, t in sorted(texts, reverse=True)[:3]]
     ours = f"{inside} of {len(cells)} cells' means within {k:g} paper s.d.; farthest: {', '.join(worst)}"
-    outcome = decide(cells, ours, f"{k:g} paper s.d. minus |our mean - paper mean|")
+    uncertainty = (f", the paper's mean uncertain by its s.d. / sqrt({paper_runs})" if paper_runs else
+                   ", the paper's mean taken as exact (its run count is not declared)")
+    outcome = decide(cells, ours, f"{k:g} paper s.d. minus |our mean - paper mean|{uncertainty}")
     outcome.magnitude = _table_magnitude(diffs)
     return outcome
+
+
+def difference_from_reported(values, paper_mean: float, paper_sd: float, paper_runs: int | None):
+    """(estimate, interval, runs) of our mean minus the paper's reported mean. With ``paper_runs`` the interval
+    is Welch's: standard error sqrt(s^2 / n + paper_sd^2 / paper_runs), Welch-Satterthwaite degrees of freedom
+    (the paper's mean is an estimate from its runs); without it, the one-sample t interval (the paper's exact)."""
+    est, interval, n = mean_interval(np.asarray(values, float) - paper_mean)
+    if not paper_runs or n < 2 or not np.isfinite(interval.sd):
+        return est, interval, n
+    ours, theirs = interval.sd ** 2 / n, paper_sd ** 2 / paper_runs
+    se = math.sqrt(ours + theirs)
+    df = (ours + theirs) ** 2 / (ours ** 2 / (n - 1) + theirs ** 2 / (paper_runs - 1)) if ours + theirs else np.inf
+
+    def welch(gamma):
+        half = stats.t.ppf(1 - np.asarray(gamma, float) / 2, df) * se
+        return est - half, est + half
+    welch.sd, welch.constant = se * math.sqrt(n), False
+    return est, welch, n
 
 
 def _table_magnitude(diffs: list) -> dict:
@@ -607,21 +822,13 @@ def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
     parts = _comparison_cells(frame, claim, treatments)
     if not parts:
         return _no_runs("no runs of the compared algorithms")
+    cell = majority_cell(parts, "comparisons")
     m, q = len(parts), len(parts) // 2 + 1
-
-    def interval(gamma):
-        gamma = np.asarray(gamma, float)
-        lows = np.sort(np.stack([c.interval(gamma / (m - q + 1))[0] for c in parts]), axis=0)[::-1]
-        highs = np.sort(np.stack([c.interval(gamma / q)[1] for c in parts]), axis=0)[::-1]
-        return lows[q - 1], highs[q - 1]
-    ranked = sorted(parts, key=lambda c: c.margin, reverse=True)
-    estimate = float(ranked[q - 1].margin)
-    interval.sd, interval.factor = getattr(ranked[q - 1].interval, "sd", float("nan")), m - q + 1
     gaining = sum(c.margin > 0 for c in parts)
     ours = (f"gain in {gaining} of {m} comparisons (claimed: most, i.e. at least {q}): "
             + "; ".join(f"{c.name} {c.margin:+.3g}" for c in parts))
-    return decide([Cell(f"{q}-th largest of {m} comparisons", estimate, interval, min(c.runs for c in parts))],
-                  ours, f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
+    return decide([cell], ours,
+                  f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
 
 
 def _winner_margin(part, metric, winners, others, column, sign=1.0, every=False):
@@ -888,9 +1095,57 @@ def rule_smaller_spread(frame, claim, treatment: str, control: str, column: str 
         texts.append(f"{cell}: s.d. {pairs[treatment].std():.3g} vs {pairs[control].std():.3g}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
-    return decide(cells, "; ".join(texts) + f" ({treatment} vs {control})",
-                  f"mean over paired runs of |{control} - its median| - |{treatment} - its median| in {claim.metric} "
-                  "(paired Brown-Forsythe)")
+    outcome = decide(cells, "; ".join(texts) + f" ({treatment} vs {control})",
+                     f"mean over paired runs of |{control} - its median| - |{treatment} - its median| in "
+                     f"{claim.metric} (paired Brown-Forsythe)")
+    return _spread_power_check(outcome)
+
+
+SPREAD_RATIO = 0.5        # the spread difference smaller_spread must be able to see: a halved s.d.
+
+
+def _spread_power_check(outcome: Outcome) -> Outcome:
+    """An undecided ``smaller_spread`` claim whose runs could not have seen a halved s.d. (power below
+    :data:`POWER` at its fewest runs per cell, :func:`spread_test_power`) is not testable at this many runs; the
+    reason gives the runs per cell that would test it."""
+    runs = min(c.runs for c in outcome.cells)
+    if outcome.verdict != "inconclusive" or runs < 2:
+        return outcome
+    power = spread_test_power(runs, current_level())
+    if power >= POWER:
+        return outcome
+    enough = runs_to_test_spread(current_level())
+    count = f"about {enough:,} runs per cell would" if enough else "no run count up to 400 per cell would"
+    return Outcome(outcome.ours, outcome.runs, "not testable here",
+                   f"not testable at this many runs: at {runs} runs per cell the paired spread test sees an s.d. "
+                   f"halved by the treatment {power:.0%} of the time; {count} see it {POWER:.0%} of the time "
+                   f"({outcome.reason})", outcome.cells, enough, what=outcome.what)
+
+
+@functools.lru_cache(maxsize=256)
+def spread_test_power(runs: int, level: float = ALPHA, reps: int = 4000) -> float:
+    """The chance that :func:`rule_smaller_spread`'s interval lies above 0 at two-sided ``level`` when the treatment's
+    s.d. is :data:`SPREAD_RATIO` times the control's (normal runs, ``runs`` pairs; Monte Carlo, fixed seed)."""
+    rng = np.random.default_rng(46)
+    control = rng.standard_normal((reps, runs))
+    treatment = SPREAD_RATIO * rng.standard_normal((reps, runs))
+    gaps = (np.abs(control - np.median(control, axis=1, keepdims=True))
+            - np.abs(treatment - np.median(treatment, axis=1, keepdims=True)))
+    with np.errstate(divide="ignore", invalid="ignore"):      # (two runs: both gaps equal, no spread)
+        t = gaps.mean(1) / (gaps.std(1, ddof=1) / math.sqrt(runs))
+    return float(np.mean(t > stats.t.ppf(1 - level / 2, runs - 1)))
+
+
+def runs_to_test_spread(level: float = ALPHA, most: int = 400) -> int | None:
+    """The fewest runs per cell at which :func:`spread_test_power` reaches :data:`POWER` (bisection; None beyond
+    ``most``)."""
+    if spread_test_power(most, level) < POWER:
+        return None
+    low, high = 2, most
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if spread_test_power(middle, level) < POWER else (low, middle)
+    return high
 
 
 def rule_not_testable(frame, claim, reason: str, **_) -> Outcome:
@@ -943,6 +1198,8 @@ def gain_magnitude(claim: Claim, cells: list[Cell]) -> dict | None:
     per = []
     for c in cells:
         paper = claim.paper_number.get(c.name) if isinstance(claim.paper_number, dict) else claim.paper_number
+        if paper is None and isinstance(claim.paper_number, dict) and c.name.startswith("pooled over"):
+            paper = float(np.mean(list(claim.paper_number.values())))     # the paper's own average over the cells
         if paper is None:
             per.append({"cell": c.name, "ours": _finite(c.margin * c.scale), "low": _finite(c.low * c.scale),
                         "high": _finite(c.high * c.scale), "outcome": "no paper number"})
@@ -990,7 +1247,7 @@ def _judge_outcome(claim: Claim, frame: pd.DataFrame | None, config: str, extra:
                            f"`olr claims {claim.paper} --profile paper` runs the paper's horizon")
         frame = frame[at]
     extra = {k: v for k, v in extra.items() if k != "missing"}
-    return RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra)
+    return with_estimand(claim, RULES[claim.rule](_select(frame, claim.where), claim, **claim.args, **extra))
 
 
 def _sized(claim: Claim, outcome: Outcome) -> tuple[str, dict | None]:
@@ -1048,9 +1305,14 @@ def judged(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> di
               "config_role": "headline" if config == claim.configs[0] else "sensitivity",
               "paper_value": claim.paper_value, "ours": outcome.ours, "runs": outcome.runs, "rule": claim.rule,
               "verdict": outcome.verdict, "reason": outcome.reason}
+    record["estimand"], record["estimand_reason"] = estimand_of(claim)
     if outcome.verdict == "not testable here":
+        if outcome.cells and outcome.runs_needed:
+            record["runs_to_test"] = outcome.runs_needed          # (a rule with too little power at its runs)
         return record
     record["cells"] = [c.record() for c in outcome.cells]
+    if outcome.per_cell:
+        record["per_cell"] = [c.record() for c in outcome.per_cell]
     if outcome.control is not None:
         record["control"] = outcome.control
     if claim.paper_number is not None or claim.rule == "within_sd":
@@ -1063,6 +1325,8 @@ def judged(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> di
                                  f"({magnitude['summary']}, in {magnitude['unit']})")
     if outcome.verdict == "inconclusive":
         record["runs_needed"] = outcome.runs_needed
+        if outcome.not_estimable:
+            record["runs_needed_not_estimable"] = outcome.not_estimable
         record["largest_allowed"] = largest_allowed(outcome.cells, claim)
         record["reason"] += f"; {record['largest_allowed']}"
     if claim.unstated:

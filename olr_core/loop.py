@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .data.ranking_data import Fold, RankingData
-from .kernels import certified_segment_ndcg, segment_ndcg, summation_gamma
+from .kernels import KEYS_NEEDED, batch_ndcg_means, segment_ndcg, split_ndcg_mean, summation_gamma
 from .metrics import _discounts, cosine_similarity, cumulative_online, ideal_dcg_rows, padded_gains
 from .threads import blas_threads
 
@@ -32,8 +32,8 @@ CHUNK_ROUNDS = 65_536
 SCORED_ROWS = 8_192           # rounds scored by one matrix product (a run's records depend on this split)
 EVAL_COLUMNS = 64             # evaluations of a linear model scored by one matrix product (synth-mslr's test split,
 EVAL_SCORES = 1 << 21         # 25,020 x 136: 0.20 ms a column against 2.1 ms a GEMV), at most 16 MB of scores held,
-BATCHED_FROM = 1_000_000      # on a split of this many feature values or more (MQ2008's 2,874 x 46: GEMV 19 us, a
-                              # column 6 us plus 10 us to hold and certify it, and duplicate documents that tie)
+BATCHED_FROM = 0              # on a split of this many feature values or more: every split since #51 (MQ2008's
+                              # 2,874 x 46: about 34 CPU us an evaluation batched, 53 by its GEMV, 101 before #51)
 
 
 class NonFiniteModelError(ValueError):
@@ -107,6 +107,7 @@ class OfflineEvaluator:
         self.ideal = data.derived(f"ideal_dcg@{k}", lambda d: _ideal_dcgs(d, k))
         self.keep = data.derived("has_relevant", RankingData.has_relevant)
         self.out = np.empty(data.n_queries)
+        self.compact = np.empty(data.n_queries)
 
     def per_query(self, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """NDCG@k of each query (NaN for queries without a relevant document)."""
@@ -117,26 +118,54 @@ class OfflineEvaluator:
         return segment_ndcg(np.asarray(scores, dtype=np.float64), keys, self.gains, self.offsets, self.ideal,
                             self.k, self.out)
 
-    def certified(self, scores: np.ndarray, keys: np.ndarray, slack: np.ndarray) -> float | None:
-        """The mean NDCG@k of ``scores`` if every query's top k is the same for any scores within ``slack[q] / 2``
-        of them (:func:`olr_core.kernels.certified_segment_ndcg`), else None."""
-        if not certified_segment_ndcg(scores, keys, self.gains, self.offsets, self.ideal, self.k, slack, self.out):
-            return None
-        return self.mean(self.out)
+    def settled(self, scores: np.ndarray, slack: np.ndarray) -> np.ndarray:
+        """Per row of ``scores`` (one evaluation each, within ``slack[row, q] / 2`` of the ranker's scores), the mean
+        NDCG@k of the ranker's scores with any keys, or ``KEYS_NEEDED`` where the row cannot settle it
+        (:func:`olr_core.kernels.settled_ndcg_mean`)."""
+        out = np.empty(len(scores))
+        batch_ndcg_means(scores, slack, self.gains, self.offsets, self.ideal, self.keep, self.k, self.compact, out)
+        return out
 
     def mean(self, per_query: np.ndarray) -> float:
         return float(per_query[self.keep].mean())
 
     def load_kernel(self) -> None:
-        """Dispatch the compiled evaluation once on throwaway scores and keys: the first compiled call of a
+        """Dispatch the compiled evaluations once on throwaway scores and keys: the first compiled call of a
         process loads numba's machine code and sets up its runtime (a fixed cost of the process, not of a run)."""
         self.per_query(np.zeros(self.n_docs), np.random.default_rng(0))
+        self.of_stream(np.zeros(self.n_docs), np.random.default_rng(0))
+        if self.keep.any():
+            batch_ndcg_means(np.zeros((1, self.n_docs)), np.zeros((1, len(self.keep))), self.gains, self.offsets,
+                             self.ideal, self.keep, self.k, self.compact, np.empty(1))
+
+    def of_stream(self, scores: np.ndarray, rng: np.random.Generator) -> float | None:
+        """``self(scores, rng)`` bit for bit, the generator left in the same state, for a stream that draws only
+        doubles (the loop's evaluation stream: its keys), in one compiled pass (:func:`olr_core.kernels.
+        split_ndcg_mean`). The keys are drawn only where a tie needs them; otherwise the stream is advanced past
+        them (:func:`skip_doubles`). None, with the stream untouched, if a score is not finite."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if not self.keep.any():
+            return float("nan") if np.isfinite(scores).all() else None
+        value = split_ndcg_mean(scores, self.gains, self.offsets, self.ideal, self.keep, self.k, self.compact)
+        if value != KEYS_NEEDED:
+            skip_doubles(rng, self.n_docs)
+            return float(value)
+        return self(scores, rng) if np.isfinite(scores).all() else None
 
     def __call__(self, scores: np.ndarray, rng: np.random.Generator) -> float:
         """Mean NDCG@k of ranking each query's documents by ``scores`` (one per document)."""
         if not self.keep.any():
             return float("nan")
         return self.mean(self.per_query(scores, rng))
+
+
+def skip_doubles(rng: np.random.Generator, n: int) -> None:
+    """The state ``rng.random(n)`` leaves, without the doubles: a PCG64 draws a double from one step, so it is
+    advanced n steps (``advance`` drops a buffered 32-bit half, which a stream of doubles never holds)."""
+    if type(rng.bit_generator) is np.random.PCG64:
+        rng.bit_generator.advance(n)
+    else:
+        rng.random(n)
 
 
 def _check(rounds, eval_every, cutoff, ranker, user):
@@ -260,8 +289,9 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
             if batch is not None:
                 batch.flush()                          # (earlier evaluations first: their keys come first)
             scores = ranker.score(evaluation_data)
-            _require_finite(ranker, scores, t)
-            offline[e] = evaluator(scores, streams["evaluation"])
+            offline[e] = evaluator.of_stream(scores, streams["evaluation"])
+            if offline[e] is None or not _finite_weights(ranker):
+                raise _non_finite(ranker, t)
         w = ranker.weights() if reference_weights is not None and hasattr(ranker, "weights") else None
         if w is not None:
             _record(eval_stats, "cosine_to_reference", e, _cosine_to_reference(ranker, w, reference_weights), n_evals)
@@ -325,13 +355,10 @@ def _cosine_to_reference(ranker, weights: np.ndarray, reference: np.ndarray) -> 
     return cosine_similarity(weights, reference)
 
 
-def _require_finite(ranker, scores: np.ndarray, t: int) -> None:
-    """Stop the run when the model's scores (or weights) are no longer finite numbers."""
+def _finite_weights(ranker) -> bool:
+    """The ranker's weights (if it has any) are all finite numbers."""
     weights = ranker.weights() if hasattr(ranker, "weights") else None      # (weights() is optional)
-    total = float(np.add.reduce(scores, axis=None)) + (0.0 if weights is None else float(np.add.reduce(weights)))
-    if np.isfinite(total) or (np.isfinite(scores).all() and (weights is None or np.isfinite(weights).all())):
-        return                                       # (a finite sum is the cheap common case)
-    raise _non_finite(ranker, t)
+    return weights is None or bool(np.isfinite(np.add.reduce(weights))) or bool(np.isfinite(weights).all())
 
 
 def _non_finite(ranker, t: int) -> NonFiniteModelError:
@@ -362,16 +389,18 @@ class BatchedEvaluation:
     certified: both are sums of the same d products in some order, each within gamma_d sum_k |x_k v_k| of the
     exact score (Higham, *Accuracy and Stability of Numerical Algorithms*, eq. 3.5: any order, FMA included,
     gamma_d = d u / (1 - d u)), bounded per query by ``query_max @ |v|`` (the largest |x_k| of the query's
-    documents, feature by feature). When every comparison a query's top k rests on differs by more than twice
-    the two bounds, the GEMV's top k is the product's and so is its NDCG, bit for bit
-    (:func:`olr_core.kernels.certified_segment_ndcg`); otherwise (near ties, exact ties such as v = 0) the
-    evaluation is recomputed by the GEMV with the same keys."""
+    documents, feature by feature). Where a comparison a query's top k rests on differs by more than twice the
+    two bounds, the GEMV orders those documents as the product does; where it does not (near ties, exact ties),
+    the documents it could reorder must share one gain, so that the DCG is the same whatever the GEMV's order
+    and the keys (:func:`olr_core.kernels.gains_settled`): the NDCG is then the GEMV's, bit for bit. Otherwise
+    (ties of different gains, such as v = 0's) the evaluation is recomputed by the GEMV."""
 
     def __init__(self, ranker, evaluator: OfflineEvaluator, data: RankingData, rng: np.random.Generator,
                  offline: list, width: int):
         self.ranker, self.evaluator, self.features, self.rng = ranker, evaluator, data.features, rng
         self.offline, self.width = offline, width
         self.query_max = data.derived("query_max_abs", _query_max_abs)
+        self.max_x_abs = self.query_max.max(axis=0)
         d = data.features.shape[1]
         gamma = summation_gamma(d)
         self.relative = 4.0 * gamma * (1.0 + 1e-6)      # (1e-6: the rounding of the bound's own arithmetic)
@@ -391,40 +420,49 @@ class BatchedEvaluation:
 
     def take(self, e: int, t: int, v: np.ndarray | None) -> bool:
         """Hold a copy of ``v`` for evaluation ``e`` (round ``t``); False if it is to be evaluated now, by the
-        unbatched path: no vector, a non-finite one, one whose scores might overflow, or a run whose evaluations
-        the GEMV had to recompute for the most part (duplicate documents that tie: the product is lost work)."""
+        unbatched path: no vector, a non-finite one, one whose scores might overflow (both seen in the largest
+        reach of any document, ``max_x_abs @ |v|``, which a NaN or an infinity makes NaN or infinite), or a run
+        whose evaluations the GEMV had to recompute for the most part (ties of different gains everywhere: the
+        product is lost work)."""
         if v is None or self.given_up:
             return False
         v = np.array(v, dtype=np.float64)
-        reach = self.query_max @ np.abs(v)
-        if not (np.isfinite(v).all() and reach.max() < SAFE_REACH):
+        if not self.max_x_abs @ np.abs(v) < SAFE_REACH:
             return False
-        self.pending.append((e, t, v, reach))
+        self.pending.append((e, t, v))
         if len(self.pending) == self.width:
             self.flush()
         return True
 
     def flush(self) -> None:
-        """Score the held evaluations by one matrix product and record their NDCGs."""
+        """Score the held evaluations by one matrix product, settle their NDCGs in one compiled call
+        (:meth:`OfflineEvaluator.settled`) and record them; an evaluation the product cannot settle is the GEMV's
+        (:meth:`_exact`). The evaluation stream moves past each evaluation's keys in order, drawing them only
+        for the GEMV's evaluations that need them."""
         if not self.pending:
             return
         pending, self.pending = self.pending, []
-        scores = np.stack([v for _, _, v, _ in pending]) @ self.features.T
-        for row, (e, t, v, reach) in zip(scores, pending):
-            keys = self.rng.random(len(row))
-            slack = self.relative * reach + self.absolute
-            value = self.evaluator.certified(row, keys, slack)
-            self.offline[e] = self._exact(v, keys, t) if value is None else value
-            self.recomputed += value is None
+        vectors = np.stack([v for _, _, v in pending])
+        scores = vectors @ self.features.T
+        slack = self.relative * (np.abs(vectors) @ self.query_max.T) + self.absolute     # (reach: any order)
+        skipped, n = 0, len(self.features)
+        for value, (e, t, v) in zip(self.evaluator.settled(scores, slack), pending):
+            if value != KEYS_NEEDED:
+                self.offline[e], skipped = float(value), skipped + 1
+                continue
+            skip_doubles(self.rng, skipped * n)
+            self.offline[e], skipped = self._exact(v, t), 0
+            self.recomputed += 1
+        skip_doubles(self.rng, skipped * n)
         self.tried += len(pending)
         self.given_up = self.recomputed >= GIVE_UP_AFTER and 2 * self.recomputed > self.tried
 
-    def _exact(self, v: np.ndarray, keys: np.ndarray, t: int) -> float:
-        """The unbatched evaluation: the ranker's GEMV ``X @ v``, ranked with the same keys."""
+    def _exact(self, v: np.ndarray, t: int) -> float:
+        """The unbatched evaluation: the ranker's GEMV ``X @ v``, its keys drawn from the stream if needed."""
         scores = self.features @ v
         if not np.isfinite(scores).all():
             raise _non_finite(self.ranker, t)
-        return self.evaluator.mean(self.evaluator.with_keys(scores, keys))
+        return self.evaluator.of_stream(scores, self.rng)
 
 
 class ProtocolRounds:

@@ -331,7 +331,8 @@ def test_smaller_spread_compares_standard_deviations_of_paired_runs():
     c = Claim("t", "x", "T", "c", "e", "m", "smaller_spread", {"treatment": "t", "control": "c"})
     assert judge(c, frame(40, 0.05, 0.2), "text")["verdict"] == "reproduced"
     assert judge(c, frame(40, 0.2, 0.05), "text")["verdict"] == "not reproduced"
-    assert judge(c, frame(2, 0.05, 0.2), "text")["verdict"] == "inconclusive"
+    two = judge(c, frame(2, 0.05, 0.2), "text")           # 2 runs cannot see a spread (#46): not testable there
+    assert two["verdict"] == "not testable here" and "not testable at this many runs" in two["reason"]
     again = judge(c, frame(40, 0.05, 0.2), "text")
     assert again["cells"][0]["ci_low"] > 0
     assert again["cells"][0]["margin"] == pytest.approx(0.8 * (0.2 - 0.05), abs=0.04)   # mean |deviation| gap

@@ -1,5 +1,7 @@
-"""What decides an inconclusive claim: the command that gives every cell the runs its power calculation asks
-for, at the paper's horizon, and what that command costs from the store's recorded run costs."""
+"""What decides an inconclusive claim: the command that gives every cell the runs its reach calculation asks for
+(:func:`olr_core.claims.reach`: the runs per cell that end "inconclusive", one decided cell, with 80 % assurance),
+at the paper's horizon, and what that command costs from the store's recorded run costs. A record whose reach is
+not estimable gets no seed count, only the paper-scale command."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def decide_command(record: dict, frame: pd.DataFrame | None, profile: str, exper
         seeds, text = None, f"; `olr claims {paper} --profile {target}` runs the paper's scale"
     else:
         seeds = math.ceil(needed / per_seed)
-        text = (f"; to decide it, `olr claims {paper} --profile {target} --seeds {seeds}` gives every cell at "
+        text = (f"; to end 'inconclusive', `olr claims {paper} --profile {target} --seeds {seeds}` gives every cell at "
                 f"least {seeds * per_seed:,} runs ({seeds} seeds x {per_seed} per seed)")
     rounds = sorted({int(s.rounds) for s in specs})
     if rounds:

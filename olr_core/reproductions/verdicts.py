@@ -11,6 +11,7 @@ import re
 
 import pandas as pd
 
+from ..adaptive import profile_level
 from ..budget import Plan
 from ..claims import SMALLER, VERDICTS, Claim, at_level, judge
 from ..data.registry import DataNotFoundError, find_datasets, resolve_data_dir
@@ -134,9 +135,11 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     experiments; every claim is then judged with them among the methods, and each gets its own claims.
     ``looks``: {(paper, experiment): Look} of a sequential design (:mod:`olr_core.adaptive`): that experiment is
     run at the look's seeds and its claims judged at the look's level (the record carries ``look`` and
-    ``level``); None: every claim at the profile's seeds and 95 %. ``keep_runs``: each testable record also carries
-    ``run_values`` (the claim's metric and {run key: its value} of every run it rests on) and ``run_ids`` ({run
-    key: the run's algorithm, data set, fold, user, seed and rounds}), the ledger's raw material."""
+    ``level``); None: every claim at the profile's seeds and the level of the profile's look in that design
+    (:func:`olr_core.adaptive.profile_level`: quick is look 1, paper look 2). ``keep_runs``: each testable record
+    also carries ``run_values`` (the claim's metric and {run key: its value} of every run it rests on) and
+    ``run_ids`` ({run key: the run's algorithm, data set, fold, user, seed and rounds}), the ledger's raw
+    material."""
     records = []
     for ranker in rankers:
         get_algorithm(ranker)                         # a ranker that does not load fails before any run
@@ -147,7 +150,7 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
         costs = functools.cache(lambda: stored_costs(store or ResultStore()))   # read once, when first asked
         for claim in [*package.claims.CLAIMS, *with_claims(package, rankers)]:
             look = mine.get(claim.experiment)
-            with at_level(look.level if look else None):
+            with at_level(look.level if look else profile_level(profile)):
                 judged = _claim_records(package, claim, frames, missing, profile, data_dir, costs, look)
                 if keep_runs:
                     for record in judged:
