@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test browser-test env mathjax benchmarks lint clean assignments
+.PHONY: book test browser-test env mathjax benchmarks lint clean assignments bubblewrap
 
 $(BIN)/olr: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +30,18 @@ book: env mathjax
 	$(BIN)/olr book --profile $(PROFILE)
 
 # Two workers (pytest-xdist); --dist loadfile keeps each notebook's cells, which run in order, on one worker.
-test: env
+# The grader's tests need Debian's bubblewrap (each graded notebook runs in its namespaces), installed here when
+# missing, as root or with sudo; without it the grading tests fail rather than grade unconfined.
+test: env bubblewrap
 	OLR_RESULTS_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests notebooks \
 		--nbval-lax --nbval-current-env
+
+bubblewrap:
+	@if [ ! -x /usr/bin/bwrap ]; then \
+		echo "installing Debian's bubblewrap (the grading sandbox)"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq bubblewrap >/dev/null; \
+	fi
 
 # The built book in headless Chromium (Debian's chromium and chromium-driver, installed here when missing):
 # the checker's own tests on planted faults, then every page of _build/html; screenshots in _build/screenshots.
@@ -47,7 +56,7 @@ browser-test: env mathjax
 
 # The graded assignments: student notebooks (to hand out) and autograders (private) in _build/assignments,
 # from the solution notebooks in assignments/ (otter-grader's Otter Assign); grade with 'olr course grade DIR'.
-assignments: env
+assignments: env bubblewrap
 	$(BIN)/olr course build
 
 benchmarks: env

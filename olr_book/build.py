@@ -7,6 +7,7 @@ pages are checked (:mod:`olr_book.htmlcheck`).
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -36,11 +37,62 @@ def page_dependencies(pages: list[Page]) -> dict[str, set[str]]:
     return {page.name: set(page.after) for page in pages}
 
 
-def page_job(context: BuildContext, page: Page, overrides: dict | None = None, target: Path | None = None) -> PageJob:
-    """The page's job at the context's profile, its parameters checked (names, types, ranges)."""
+def page_job(context: BuildContext, page: Page, overrides: dict | None = None, target: Path | None = None,
+             approved: bool = False) -> PageJob:
+    """The page's job at the context's profile, its parameters checked (names, types, ranges) and, where the
+    reader's own make it larger than its profile, its runs checked against the CLI's budgets
+    (:func:`page_budget`; ``approved``: ``--yes``), here, before any kernel starts."""
     params = planned_parameters(Path(context.root), page, context.profile, overrides)
+    page_budget(context, page, params, overrides or {}, approved)
     target = target or Path(context.root) / "book" / "generated" / page.executed_name
     return PageJob(context, page.name, page.notebook, params, dict(overrides or {}), str(target))
+
+
+def _size(value) -> int:
+    """A run size as a count (a list of seeds counts its entries)."""
+    if isinstance(value, bool):
+        return int(value)
+    return len(value) if isinstance(value, (list, tuple)) else value if isinstance(value, int) else 1
+
+
+def page_budget(context: BuildContext, page: Page, params: dict, overrides: dict, approved: bool) -> None:
+    """Stop (one line, :class:`~olr_core.budget.BudgetError`) a page whose own run sizes (``-p seeds=...``,
+    ``rounds``...) would take it beyond the budgets of ``olr grid`` (runs, CPU hours, memory), unless
+    ``approved``. The page's runs are planned at its profile's sizes, never at the reader's (which could be too
+    many even to describe), and scaled: runs by the growth of ``seeds``, rounds by that of ``rounds``; the
+    other sizes (sessions, samples) multiply the work as rounds do. A page running no grid is planned as one run."""
+    from olr_core.budget import Plan, check_rounds, require_approval
+
+    from .manifest import is_run_size
+
+    grown = {name: _size(value) / max(_size(page.parameters(context.profile)[name]), 1)
+             for name, value in overrides.items() if is_run_size(name) and name in page.parameters(context.profile)}
+    grown = {name: factor for name, factor in grown.items() if factor > 1}
+    if not grown:
+        return
+    check_rounds(params.get("rounds"))
+    from .plan import page_specs
+
+    specs = page_specs(Path(context.root), page, context.profile, context.data_dir) or [None]
+    seeds = grown.get("seeds", 1.0)
+    work = math.prod(f for name, f in grown.items() if name != "seeds")
+    rounds = sum(getattr(spec, "rounds", 1000) for spec in specs)
+    longest = max(getattr(spec, "rounds", 1000) for spec in specs)
+    plan = Plan(int(len(specs) * seeds), int(rounds * seeds * work), int(longest * grown.get("rounds", 1.0)),
+                workers=_page_workers(params.get("jobs"), int(len(specs) * seeds)))
+    shown = " ".join(f"-p {k}={v}" for k, v in overrides.items() if k in grown)
+    require_approval(plan, approved, f"page {page.name} with {shown}")
+
+
+def _page_workers(jobs, runs: int) -> int:
+    """The worker processes a page's grids start for ``runs`` runs with its parameter ``jobs`` (capped by cores
+    and runs, :func:`olr_core.settings.worker_count`); 1 for a value the page itself will refuse."""
+    from olr_core.settings import worker_count
+
+    try:
+        return worker_count(jobs, max(runs, 1))
+    except ValueError:
+        return 1
 
 
 class Build:
@@ -99,9 +151,10 @@ class Build:
                   f"({outcome['computed']} runs computed, {outcome['reused']} reused)", flush=True)
 
 
-def execute_pages(context: BuildContext, pages: list[Page], overrides: dict | None, at_once: int) -> dict[str, dict]:
+def execute_pages(context: BuildContext, pages: list[Page], overrides: dict | None, at_once: int,
+                  approved: bool = False) -> dict[str, dict]:
     """Execute ``pages`` (checked first, all of them) side by side; see :class:`Build`."""
-    jobs = [page_job(context, page, overrides) for page in pages]
+    jobs = [page_job(context, page, overrides, approved=approved) for page in pages]
     return Build(context, jobs, page_dependencies(load_pages(Path(context.root))), at_once).run()
 
 
@@ -177,7 +230,7 @@ def prepare_assignments(root: Path) -> dict[str, list[str]]:
 
 def build_book(profile: str = "quick", only: str | None = None, skip_build: bool = False,
                overrides: dict | None = None, data_dir: str | None = None, edition: str = "instructor",
-               pages_at_once: int | None = None) -> int:
+               pages_at_once: int | None = None, approved: bool = False) -> int:
     """Execute the manifest's pages (or those ``only`` names, with ``overrides``) and build the HTML book.
 
     Every page's parameters are checked before anything runs. ``edition="student"`` builds into
@@ -195,7 +248,7 @@ def build_book(profile: str = "quick", only: str | None = None, skip_build: bool
         pages = [p for p in pages if not (root / "book" / "generated" / p.executed_name).exists()]
     if overrides and not only:
         raise ValueError("-p applies to the pages named with --only (e.g. --only dsp_table2 -p seeds=3)")
-    jobs = [page_job(context, page, overrides) for page in pages]
+    jobs = [page_job(context, page, overrides, approved=approved) for page in pages]
     build = Build(context, jobs, page_dependencies(everything),
                   default_pages_at_once() if pages_at_once is None else pages_at_once)
     started = time.perf_counter()
@@ -237,7 +290,7 @@ def compile_book(root: Path, edition: str) -> int:
 
 
 def standalone_notebook(name: str, output, profile: str = "quick", overrides: dict | None = None,
-                        data_dir: str | None = None) -> Path:
+                        data_dir: str | None = None, approved: bool = False) -> Path:
     """Execute one page as a standalone notebook at ``output`` (same checks, same results store, a page process
     of its own as in a build)."""
     root = project_root()
@@ -245,7 +298,8 @@ def standalone_notebook(name: str, output, profile: str = "quick", overrides: di
     if len(pages) != 1:
         raise ValueError(f"{name!r} matches {len(pages)} pages ({', '.join(p.notebook for p in pages)}); "
                          "name exactly one")
-    job = page_job(BuildContext.create(root, profile, data_dir), pages[0], overrides, Path(output).resolve())
+    job = page_job(BuildContext.create(root, profile, data_dir), pages[0], overrides, Path(output).resolve(),
+                   approved)
     process = PageProcess(job)
     if process.wait() != 0:
         raise PageFailedError(process.failure())

@@ -122,9 +122,24 @@ def imported_runs_note() -> str:
     sources = bundle_sources(store, keys)
     if not sources:
         return " None of its runs came from the bundles imported into its store."
-    return " " + "; ".join(f"{count} of its runs came from the imported bundle `{r['bundle']}` ("
-                           + (f"profile **{r['profile']}**" if r["profile"] else "a whole store's runs")
-                           + f", SHA-256 `{r['sha256'][:16]}`, exported {r['created']})" for r, count in sources) + "."
+    return " " + "; ".join(_bundle_note(r, count) for r, count in sources) + "."
+
+
+def plain(value, limit: int = 60) -> str:
+    """A field of an imported bundle's manifest as inert text for the page: only letters, digits, spaces and
+    ``. _ : + -`` are kept (no Markdown, HTML or MyST role or directive can survive), at most ``limit`` long."""
+    text = "".join(c if c.isascii() and (c.isalnum() or c in " ._:+-") else "?" for c in str(value))
+    return text[:limit] or "?"
+
+
+def _bundle_note(record: dict, count: int) -> str:
+    """One bundle's part of the note: its file, profile, SHA-256, export date and how many runs were verified."""
+    profile = f"profile {plain(record['profile'], 20)}" if record.get("profile") else "a whole store's runs"
+    verified = record.get("verified") if isinstance(record.get("verified"), int) else 0
+    checked = f", {verified} of its runs computed again on import and found identical" if verified else \
+        ", none of its runs computed again on import"
+    return (f"{count} of its runs came from the imported bundle {plain(record.get('bundle'))} ({profile}, SHA-256 "
+            f"{plain(record.get('sha256'), 16)}, exported {plain(record.get('created'), 24)}{checked})")
 
 
 def provenance_position(cells) -> int:

@@ -225,8 +225,8 @@ def check_overrides(page: Page, overrides: dict) -> None:
                              f"it with --profile ({', '.join(PROFILES)}), which also sets the page's run sizes")
         if name not in page.declared:
             raise ValueError(f"{page.name} has no parameter {name!r}; its parameters: {page.describe()}")
-        example = page.type_example(name)
-        if not fits(value, example):
+        example = "" if name.endswith("_dir") else page.type_example(name)       # (a folder: a path, a string)
+        if not fits(value, example) and not (name.endswith("_dir") and value is None):
             kind = KIND_NAMES.get(type(example), type(example).__name__)
             raise ValueError(f"{page.name}: parameter {name}={value!r} has the wrong type (expected {kind}, like "
                              f"{example!r}); its parameters: {page.describe()}")
@@ -253,7 +253,39 @@ def planned_parameters(root: Path, page: Page, profile: str, overrides: dict | N
     check_overrides(page, overrides or {})
     params = page.parameters(profile, overrides)
     check_ranges(page.name, params, parameter_ranges(root))
+    check_jobs(page.name, params)
+    check_data_sets(page.name, params, overrides or {})
     return params
+
+
+def check_jobs(page: str, params: dict) -> None:
+    """A page's ``jobs``: a count of worker processes (-1 every core), as ``--jobs`` takes; never 0."""
+    if "jobs" not in params:
+        return
+    from olr_core.settings import worker_count
+
+    try:
+        worker_count(params["jobs"])
+    except ValueError as err:
+        raise ValueError(f"{page}: parameter jobs={params['jobs']!r} is invalid: {err}; nothing was executed") \
+            from None
+
+
+def check_data_sets(page: str, params: dict, overrides: dict) -> None:
+    """A reader's ``-p datasets=[]`` (or ``real_datasets=[]``) must leave the page a data set to run: a synthetic
+    one, a real one found in the data directory, or the page's ``fallback``; else one line saying so."""
+    if not {"datasets", "real_datasets"} & {k for k, v in overrides.items() if v == []}:
+        return
+    if params.get("datasets") or params.get("fallback"):
+        return
+    from olr_core.data.registry import find_datasets
+
+    real = params.get("real_datasets") or []
+    found, _ = find_datasets(real, params.get("data_dir"))
+    if not found:
+        raise ValueError(f"{page}: parameters datasets={params.get('datasets')!r} and real_datasets={real!r} leave "
+                         "the page no data set to run (none of those real sets is in the data directory); give "
+                         "datasets=['synth-mq'], or set OLR_DATA_DIR to where the real ones are (nothing was executed)")
 
 
 def page_sizes(page: str, profile: str, **values):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 MAX_ROUNDS = 10_000_000
 BYTES_PER_ROUND = 48
 BYTES_PER_PLANNED_RUN = 4_096          # a run's checked description and key while the request is planned
+BYTES_PER_WORKER = 200_000_000         # a grid worker process: interpreter, numpy, numba's runtime, a fold's data
 ROUNDS_PER_CPU_SECOND = 1_000          # conservative: the dueling learners play 1,500-2,700 (benchmarks/)
 LIMITS = {"runs": 20_000, "cpu_hours": 8.0, "memory_gb": 4.0}
 
@@ -41,7 +42,11 @@ class Plan:
 
     @property
     def memory_gb(self) -> float:
-        return (self.runs * BYTES_PER_PLANNED_RUN + self.workers * self.longest * BYTES_PER_ROUND) / 1e9
+        """The planned runs' descriptions, each run in flight's per-round records and, with more than one at once,
+        each worker process's own memory (one run at a time plays in the requesting process)."""
+        processes = self.workers if self.workers > 1 else 0
+        return (self.runs * BYTES_PER_PLANNED_RUN + self.workers * self.longest * BYTES_PER_ROUND
+                + processes * BYTES_PER_WORKER) / 1e9
 
     def over(self) -> list[str]:
         """The limits this plan exceeds (empty: within budget)."""

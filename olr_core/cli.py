@@ -305,9 +305,10 @@ def cmd_store_import(args) -> int:
     from .experiments import ResultStore
     from .experiments.bundle import import_bundle
 
-    record = import_bundle(ResultStore(args.results), args.file)
+    record = import_bundle(ResultStore(args.results), args.file, args.verify, args.data_dir)
     print(f"{args.file}: {record['added']} run(s) added, {record['runs'] - record['added']} already stored "
-          f"({_bundle_profile(record['profile'])}, sha256 {record['sha256']})")
+          f"({_bundle_profile(record['profile'])}, sha256 {record['sha256']}; {record['verified']} run(s) computed "
+          "again and identical)")
     return 0
 
 
@@ -330,7 +331,7 @@ def cmd_book(args) -> int:
         with dask_scheduler(args.dask):
             return build_book(args.profile, only=args.only, skip_build=args.no_build,
                               overrides=parse_assignments(args.param, "-p"), data_dir=args.data_dir,
-                              edition=args.edition, pages_at_once=args.pages_at_once)
+                              edition=args.edition, pages_at_once=args.pages_at_once, approved=args.yes)
     except PageFailedError as failed:
         print(f"olr: error: {failed}", file=sys.stderr)
         return 1
@@ -368,7 +369,7 @@ def cmd_notebook(args) -> int:
 
     try:
         path = standalone_notebook(args.name, args.output, args.profile, parse_assignments(args.param, "-p"),
-                                   args.data_dir)
+                                   args.data_dir, approved=args.yes)
     except PageFailedError as failed:
         print(f"olr: error: {failed}", file=sys.stderr)
         return 1
@@ -499,11 +500,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=cmd_store_export)
     imported = ssub.add_parser("import", help="add the runs of a bundle, after checking every byte of it")
     imported.add_argument("file")
+    imported.add_argument("--verify", type=int, default=0, metavar="N",
+                          help="compute N random runs of the bundle again and import only if each is bit-identical")
+    imported.add_argument("--data-dir", default=None)
     imported.add_argument("--results", default=None, help="results store (default: OLR_RESULTS_DIR or ./results)")
     imported.set_defaults(func=cmd_store_import)
 
     book = sub.add_parser("book", help="execute every notebook with papermill and build the book")
     book.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    book.add_argument("--yes", action="store_true",
+                      help="execute a page whose -p sizes take it beyond the budget (olr_core.budget.LIMITS)")
     book.add_argument("--only", default=None, help="execute only this page (or the pages whose name contains it)")
     book.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
                       help="a parameter of the --only page(s) on top of the profile's (YAML value; repeatable)")
@@ -535,6 +541,8 @@ def build_parser() -> argparse.ArgumentParser:
     notebook = sub.add_parser("notebook", help="execute one page as a standalone notebook")
     notebook.add_argument("name", help="the page (notebook) name, e.g. dsp_table2")
     notebook.add_argument("-o", "--output", required=True, help="where to write the executed .ipynb")
+    notebook.add_argument("--yes", action="store_true",
+                          help="execute a page whose -p sizes take it beyond the budget (olr_core.budget.LIMITS)")
     notebook.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="a parameter (repeatable)")
     notebook.add_argument("--profile", default="quick", choices=["quick", "paper"])
     notebook.add_argument("--data-dir", default=None)

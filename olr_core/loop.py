@@ -184,6 +184,29 @@ def _check(rounds, eval_every, cutoff, ranker, user):
         raise ValueError(problem)
 
 
+def _require_relevant(fold: Fold, eval_split: str) -> None:
+    """Refuse a run whose evaluation split holds no query with a relevant document (grade above 0).
+
+    The offline NDCG@k is the mean over queries with a relevant document (a query without one has no ideal
+    DCG to divide by, :class:`OfflineEvaluator`); with none such it is undefined (NaN), so the run is refused
+    here, before it starts, rather than stored with a NaN that the store's validation would set aside
+    (``olr_core.experiments.validate``). Online NDCG counts such queries as 0 and stays defined."""
+    if _has_relevant_query(getattr(fold, eval_split)):
+        return
+    if not any(_has_relevant_query(getattr(fold, s)) for s in ("train", "vali", "test")):
+        raise ValueError(f"data set {fold.name}: every relevance grade in fold {fold.fold} is 0 (no document is "
+                         "relevant), so NDCG is undefined for every query; give the relevant documents a grade "
+                         "of 1 or more in its files")
+    raise ValueError(f"data set {fold.name}: its {eval_split} split (fold {fold.fold}) has no query with a relevant "
+                     "document (every grade 0), so its offline NDCG is undefined; give some of its documents a grade "
+                     "of 1 or more, or evaluate on the other split (eval_split)")
+
+
+def _has_relevant_query(data: RankingData) -> bool:
+    """True when at least one query of ``data`` has a document graded above 0."""
+    return bool(data.derived("has_relevant", RankingData.has_relevant).any())
+
+
 def feedback_mismatch(ranker, kind: str, user_name: str, k: int | None, cutoff: int) -> str | None:
     """Why ``ranker`` cannot learn from a user giving ``kind`` feedback (``k``: the grades of how many top
     documents), or None if it can."""
@@ -244,6 +267,7 @@ def _run_online(ranker, fold: Fold, user, rounds: int, seed: int, eval_every: in
     streams = random_streams(seed)
     train = fold.train
     evaluation_data = getattr(fold, eval_split)
+    _require_relevant(fold, eval_split)
     evaluator = OfflineEvaluator(evaluation_data, cutoff)
     evaluator.load_kernel()                          # before the clock: a run's seconds are the same in any process
     online, misordered = np.zeros(rounds), np.zeros(rounds, dtype=np.int64)

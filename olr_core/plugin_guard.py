@@ -4,9 +4,11 @@ The guard hands it read-only views of the data (``writeable=False``: a write rai
 writes, and the data every later run of the process sees stays intact), checks every value it returns
 against the protocol of :mod:`olr_core.rankers.base` and :mod:`olr_core.users` (length, dtype, range,
 finite, no repeated document), and turns an exception raised inside it into one line naming the
-plug-in, the method, the error and the file and line that raised it. Built-in rankers and users are
-never wrapped, so their compiled paths cost nothing more. A plug-in's ``compiled_rounds`` is not used:
-its rounds are played through the checked protocol (the same numbers, by the protocol's contract).
+plug-in, the method, the error and the file and line that raised it; an ``os._exit`` inside it raises
+(:class:`olr_core.plugins.ProcessExitCalled`) and is reported so, instead of ending olr without a word.
+Built-in rankers and users are never wrapped, so their compiled paths cost nothing more. A plug-in's
+``compiled_rounds`` is not used: its rounds are played through the checked protocol (the same numbers, by
+the protocol's contract).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 from .click_models import Clicks
 from .data.ranking_data import Query, RankingData
 from .loop import NonFiniteModelError
-from .plugins import PluginError, is_own_code
+from .plugins import PluginError, is_own_code, plugin_call
 
 # What a plug-in may raise that the guard reports in one line: any error, and SystemExit (a sys.exit() or an
 # argparse left in the researcher's code would otherwise end the whole process without a word about where).
@@ -95,7 +97,8 @@ class GuardedRanker:
 
     def _call(self, method: str, *args):
         try:
-            return getattr(self._ranker, method)(*args)
+            with plugin_call():
+                return getattr(self._ranker, method)(*args)
         except PluginError:
             raise
         except PLUGIN_FAILURES as err:          # (anything a plug-in raises becomes one line naming it)
@@ -210,7 +213,8 @@ class GuardedUser:
 
     def __call__(self, query, shown, rng):
         try:
-            feedback = self._user(read_only_data(query), read_only(shown), rng)
+            with plugin_call():
+                feedback = self._user(read_only_data(query), read_only(shown), rng)
         except PluginError:
             raise
         except PLUGIN_FAILURES as err:
@@ -304,7 +308,8 @@ def _check_choice(feedback, n_docs: int, shown, where: str) -> None:
 def build_plugin(cls, name: str, what: str, **arguments):
     """``cls(**arguments)``, with a one-line error naming the plug-in if it cannot be built so."""
     try:
-        return cls(**arguments)
+        with plugin_call():
+            return cls(**arguments)
     except PluginError:
         raise
     except TypeError as err:

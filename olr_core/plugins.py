@@ -12,13 +12,17 @@ is never served a stale result; the hash is part of the run's stored spec. A plu
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
+import posix
 import sys
 import sysconfig
+import threading
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -27,6 +31,38 @@ RANKER_GROUP, USER_GROUP = "olr_core.rankers", "olr_core.users"
 
 class PluginError(ValueError):
     """An external class that cannot be loaded or does not follow its protocol (one line, naming it)."""
+
+
+class ProcessExitCalled(SystemExit):
+    """``os._exit`` called by a plug-in while it runs: raised instead of ending the process without a word (an
+    ``os._exit`` skips every handler, so olr could not say which plug-in ended it, nor with what code)."""
+
+
+_inside_plugin = threading.local()            # depth and process id of the plug-in calls this thread is in
+_process_exit = os._exit
+
+
+def _exit_unless_in_a_plugin(code):
+    """``os._exit(code)``, except in a plug-in's call (in the process that made it): :class:`ProcessExitCalled`,
+    which the guard reports in one line naming the plug-in. A child the plug-in forked exits as asked."""
+    if getattr(_inside_plugin, "depth", 0) and _inside_plugin.pid == os.getpid():
+        raise ProcessExitCalled(f"os._exit({code}) would end olr without a word; raise an exception instead")
+    _process_exit(code)
+
+
+os._exit = posix._exit = _exit_unless_in_a_plugin   # (before any plug-in is imported: `from os import _exit` too)
+
+
+@contextlib.contextmanager
+def plugin_call():
+    """While open, this thread runs a plug-in's code (its import, constructor or a method): an ``os._exit``
+    in it raises :class:`ProcessExitCalled` (a :class:`SystemExit`, which the guard reports) instead."""
+    depth = getattr(_inside_plugin, "depth", 0)
+    _inside_plugin.depth, _inside_plugin.pid = depth + 1, os.getpid()
+    try:
+        yield
+    finally:
+        _inside_plugin.depth = depth
 
 
 def is_reference(name: str) -> bool:
@@ -39,7 +75,8 @@ def _module_from_file(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with plugin_call():
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as err:       # (a sys.exit or an argparse at module level: one line too)
         del sys.modules[name]
         raise PluginError(f"{path}: importing it failed ({type(err).__name__}: {err}){_beside_hint(err, path)}") \
@@ -70,10 +107,13 @@ def load_reference(reference: str, what: str = "ranker"):
         module = _cached_file_module(str(path.resolve()))
     else:
         try:
-            module = importlib.import_module(module_name)
+            with plugin_call():
+                module = importlib.import_module(module_name)
         except ImportError as err:
             raise PluginError(f"{what} {reference!r}: cannot import {module_name} ({err}); put its folder on "
                               "PYTHONPATH or name the file (path/to/file.py:Name)") from None
+        except ProcessExitCalled as err:
+            raise PluginError(f"{what} {reference!r}: importing {module_name} failed ({err})") from None
     if not hasattr(module, attribute):
         raise PluginError(f"{what} {reference!r}: {module_name} has no {attribute}")
     return getattr(module, attribute)

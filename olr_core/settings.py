@@ -57,9 +57,12 @@ def dask_address() -> str | None:
     return os.environ.get(DASK) or None
 
 
-def worker_count(jobs: int) -> int:
-    """``jobs`` as a number of processes: -1 means every core, -2 all but one, and so on."""
+def worker_count(jobs: int, tasks: int | None = None) -> int:
+    """``jobs`` as a number of processes: -1 means every core, -2 all but one, and so on; never more than the
+    machine's cores (more would only share them, each process holding its own interpreter and data) nor than
+    ``tasks``, the runs there are to do (a worker without one would be started for nothing)."""
     if not isinstance(jobs, int) or jobs == 0 or isinstance(jobs, bool):
         raise ValueError(f"option --jobs={jobs!r} is invalid; use a positive count or -1 for every core")
     cores = os.cpu_count() or 1
-    return jobs if jobs > 0 else max(1, cores + 1 + jobs)
+    wanted = min(jobs, cores) if jobs > 0 else max(1, cores + 1 + jobs)
+    return max(1, min(wanted, tasks)) if tasks is not None else wanted

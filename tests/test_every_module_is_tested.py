@@ -11,8 +11,8 @@ PACKAGES = ("olr_core", "olr_book")
 
 # module -> (the tested module that reaches it, why no test imports it directly)
 REACHED_THROUGH = {
-    "olr_core.course_sandbox": ("olr_core.course", "runs only as `python -m olr_core.course_sandbox` in the "
-                                                   "grading subprocess; test_course grades through course"),
+    "olr_core.course_sandbox": ("olr_core.course_jail", "runs only as `python -m olr_core.course_sandbox` inside the "
+                                                   "grading jail; test_course_hostile grades through course"),
     "olr_core.experiments.results": ("olr_core.experiments", "loaded lazily by the package's __getattr__; tests "
                                                             "import summary_frame and mean_ci from the package"),
     "olr_core.rankers.baselines": ("olr_core.rankers", "random and oracle, built by name through make_ranker"),

@@ -452,6 +452,40 @@ def test_an_exception_in_a_worker_process_is_the_same_one_line(hostile):
     assert f"your ranker hostile.py:LearnRaises's learn raised KeyError('x') at {hostile / 'hostile.py'}:" in err
 
 
+
+EXITS = """import os
+from olr_core.rankers.base import LinearRanker
+
+
+class Exits(LinearRanker):
+    def learn(self, query, display, feedback):
+        os._exit(3)
+
+
+def exiting_data(fold):
+    os._exit(4)
+"""
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "-a", "exits.py:Exits", "-T", "20", "--no-store"], "your ranker exits.py:Exits's learn raised "),
+    (["run", "-a", "pdgd", "-d", "exits.py:exiting_data", "-T", "20", "--no-store"],
+     "your data set exits.py:exiting_data's call raised "),
+])
+def test_a_plugin_calling_os_exit_is_one_line_naming_it(tmp_path, argv, expected):
+    (tmp_path / "exits.py").write_text(EXITS)
+    code, _, err = run_cli(argv, tmp_path)
+    assert code == 2 and err.count("\n") == 1 and expected in err and "os._exit(" in err, (code, err)
+    assert f"{tmp_path / 'exits.py'}:" in err
+
+
+def test_a_plugin_calling_os_exit_in_a_grid_worker_is_one_line_naming_it(tmp_path):
+    (tmp_path / "exits.py").write_text(EXITS)
+    (tmp_path / "g.yml").write_text("algorithms: [exits.py:Exits, random]\nrounds: 20\nseeds: 2\n")
+    code, _, err = run_cli(["grid", "g.yml", "--jobs", "2", "--results", "r"], tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "your ranker exits.py:Exits's learn raised " in err, (code, err)
+    assert "os._exit(3)" in err
+
 def test_the_key_hashes_the_helper_modules_a_plugin_imports(tmp_path, monkeypatch):
     package = tmp_path / "mine"
     package.mkdir()
@@ -538,6 +572,29 @@ def test_the_books_own_pages_declare_rounds_and_seeds_of_at_least_one(tmp_path, 
     assert not (tmp_path / "x.ipynb").exists() and not (tmp_path / "book" / "generated").exists()
 
 
+
+@pytest.mark.parametrize("argv, expected", [
+    (["-p", "datasets=[]", "-p", "real_datasets=[]"], "parameters datasets=[] and real_datasets=[] leave the page "
+                                                      "no data set to run"),
+    (["-p", "data_dir=[1,2]"], "parameter data_dir=[1, 2] has the wrong type (expected a string"),
+])
+def test_page_parameters_that_leave_no_data_set_or_give_a_folder_as_a_list_are_one_line(capsys, tmp_path, argv,
+                                                                                          expected, monkeypatch):
+    monkeypatch.setenv("OLR_DATA_DIR", str(tmp_path))                      # (no real data set there)
+    err = one_line_error(capsys, ["notebook", "baselines", *argv, "-o", str(tmp_path / "x.ipynb")])
+    assert f"baselines: {expected}" in err and not (tmp_path / "x.ipynb").exists()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("datasets: []", "grid option datasets is empty; list at least one (e.g. datasets: [synth-mq])"),
+    ("datasets: [[1, 2]]", "grid option datasets holds [1, 2], which is not a name"),
+    ("click_models: []", "grid option click_models is empty"),
+    ("folds: []", "grid option folds is empty"),
+])
+def test_a_grid_list_that_is_empty_or_holds_no_names_is_one_line_naming_the_key(tmp_path, capsys, line, expected):
+    (tmp_path / "g.yml").write_text(f"algorithms: [random]\nrounds: 5\n{line}\n")
+    assert expected in one_line_error(capsys, ["grid", str(tmp_path / "g.yml"), "--results", str(tmp_path / "r")])
+
 # -- 4. data, click logs and click-model names ---------------------------------------------------------------
 
 def _letor_folder(folder: Path, test_label: int = 1, feature_id: int = 2) -> Path:
@@ -572,6 +629,49 @@ def test_a_huge_feature_id_is_refused_without_allocating(tmp_path, capsys):
     err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "5", "--no-store"])
     assert f"{folder / 'train.txt'}, line 1: feature id 999999 is above 10,000" in err
 
+
+
+def _graded_folder(folder: Path, grade) -> Path:
+    """A LETOR folder whose document d of query q in split s has grade ``grade(s, q, d)``."""
+    folder.mkdir()
+    for split in ("train", "vali", "test"):
+        (folder / f"{split}.txt").write_text("".join(f"{grade(split, q, d)} qid:{q} 1:{d / 5:.2f} 2:{q / 6:.2f}\n"
+                                                     for q in range(6) for d in range(5)))
+    return folder
+
+
+def test_a_data_set_whose_grades_are_all_zero_is_refused_naming_the_folder_and_nothing_is_stored(tmp_path, capsys):
+    folder = _graded_folder(tmp_path / "zeros", lambda split, q, d: 0)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "20", "--results",
+                                  str(tmp_path / "r")])
+    assert f"data set {folder}: every relevance grade in fold 1 is 0" in err and "grade of 1 or more" in err
+    assert not list((tmp_path / "r").rglob("*.npz"))
+
+
+def test_an_evaluation_split_without_a_relevant_document_is_refused_naming_the_split(tmp_path, capsys):
+    folder = _graded_folder(tmp_path / "no_test", lambda split, q, d: 0 if split == "test" else d % 3)
+    err = one_line_error(capsys, ["run", "-a", "pdgd", "-d", str(folder), "-T", "20", "--no-store"])
+    assert f"data set {folder}: its test split (fold 1) has no query with a relevant document" in err
+
+
+def test_queries_without_a_relevant_document_are_skipped_so_the_run_is_finite_and_passes_validation(tmp_path):
+    """The store sets aside a run whose offline NDCG is NaN; a data set with some unjudged queries gives none."""
+    folder = _graded_folder(tmp_path / "some", lambda split, q, d: 0 if q % 2 else d % 3)
+    store = ResultStore(tmp_path / "r")
+    _, trace = store.load(run_grid([RunSpec("pdgd", dataset=str(folder), rounds=30, seed=1)], store)[0])
+    assert np.isfinite(trace.offline_ndcg).all() and 0 < trace.offline_ndcg.max() <= 1
+
+
+def test_a_byte_order_mark_opening_a_letor_file_is_dropped(tmp_path):
+    """Editors on Windows may open a UTF-8 file with a BOM; the data are those of the same file without it."""
+    from olr_core.data import letor
+
+    text = b"2 qid:1 1:0.5 2:1\n0 qid:1 1:0.1 2:0\n1 qid:2 1:0.3 2:0.2\n"
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text)
+    (tmp_path / "plain.txt").write_bytes(text)
+    with_bom, plain = letor.parse_letor(tmp_path / "bom.txt"), letor.parse_letor(tmp_path / "plain.txt")
+    assert with_bom.labels.tolist() == plain.labels.tolist() == [2, 0, 1]
+    assert with_bom.features.tobytes() == plain.features.tobytes() and with_bom.qids.tolist() == ["1", "2"]
 
 UNREADABLE = "not a click log written by olr (a .npz archive"
 
@@ -711,13 +811,39 @@ def test_a_grid_beyond_the_budget_is_refused_before_its_runs_are_described(tmp_p
 
 
 def test_a_plan_counts_cpu_time_and_memory():
-    from olr_core.budget import Plan
+    from olr_core.budget import BYTES_PER_WORKER, Plan
 
     plan = Plan(runs=100, rounds=3_600_000, longest=50_000, workers=2)
     assert plan.cpu_hours == pytest.approx(1.0) and not plan.over()
-    assert plan.memory_gb == pytest.approx(0.0052096)   # 100 planned runs (4,096 B), two 50,000-round runs (48 B/round)
+    # 100 planned runs (4,096 B), two 50,000-round runs (48 B/round), two worker processes
+    assert plan.memory_gb == pytest.approx(0.0052096 + 2 * BYTES_PER_WORKER / 1e9)
+    assert Plan(100, 3_600_000, 50_000, workers=1).memory_gb == pytest.approx(0.0028096)   # (in-process)
     assert Plan(1, 10**11, 10**8).over() == ["cpu_hours", "memory_gb"]
 
+
+
+def test_jobs_are_capped_by_cores_and_runs_and_counted_in_the_memory_check(tmp_path, monkeypatch, capsys):
+    from olr_core.experiments import runner
+    from olr_core.experiments.spec import grid_plan
+    from olr_core.settings import worker_count
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert (worker_count(8), worker_count(8, tasks=2), worker_count(-1), worker_count(-1, tasks=1)) == (4, 2, 4, 1)
+    assert grid_plan({"algorithms": ["random"], "seeds": 2}, jobs=8).workers == 2
+    assert grid_plan({"algorithms": ["random"], "seeds": 100, "rounds": 10}, jobs=100).workers == 4
+    started = []
+    monkeypatch.setattr(runner, "_worker_pool", lambda workers: started.append(workers))
+    monkeypatch.setattr(runner, "_execute_keyed", lambda spec, data_dir, *a: started.append("in-process"))
+    list(runner._iterate(["one run"], 8, None, None))
+    assert started == ["in-process"]                       # (one run: no pool of 8 started for it)
+
+
+@pytest.mark.parametrize("value, expected", [("0", "parameter jobs=0 is invalid"),
+                                             ("-5", "jobs must be >= -1")])
+def test_the_page_parameter_jobs_has_a_range(capsys, tmp_path, value, expected):
+    err = one_line_error(capsys, ["notebook", "baselines", "-p", f"jobs={value}", "-o", str(tmp_path / "x.ipynb")])
+    assert f"baselines: {expected}" in err or f"baselines: parameter jobs={value} is out of range: {expected}" in err
+    assert "nothing was executed" in err
 
 def test_a_horizon_of_a_billion_rounds_is_refused_before_allocating(capsys, monkeypatch):
     import olr_core.experiments.runner as runner

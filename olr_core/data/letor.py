@@ -40,10 +40,16 @@ def _open_bytes(path: Path):
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def _text_lines(path: Path, fh):
-    """Each line's content before ``#`` as text; comments may hold any bytes (they are ignored)."""
+    """Each line's content before ``#`` as text; comments may hold any bytes (they are ignored). A UTF-8 byte
+    order mark opening the file (as some editors on Windows write) is not content: it is dropped."""
     for lineno, raw in enumerate(fh, start=1):
         body = raw.split(b"#", 1)[0]
+        if lineno == 1:
+            body = body.removeprefix(UTF8_BOM)
         try:
             yield body.decode("utf-8")
         except UnicodeDecodeError:

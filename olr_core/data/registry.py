@@ -193,10 +193,12 @@ def _own_fold(spec: DatasetSpec, fold: int) -> Fold:
 def _plugin_fold(spec: DatasetSpec, fold: int) -> Fold:
     """Fold ``fold`` of a data plug-in (a function returning a Fold, or a RankingData split 60/20/20)."""
     from ..plugin_guard import failure_message
+    from ..plugins import plugin_call
 
     function = load_reference(spec.name, "data set")
     try:
-        value = function(fold)
+        with plugin_call():
+            value = function(fold)
     except (Exception, SystemExit) as err:      # (the plug-in's own error, in one line naming it)
         raise ValueError(failure_message("data set", spec.name, "call", err)) from None
     if isinstance(value, Fold):

@@ -181,6 +181,30 @@ def run_grid(specs: list[RunSpec], store: ResultStore | None = None, jobs: int =
     return keys
 
 
+def probe_scheduler(address: str, seconds: float = 5.0) -> None:
+    """Refuse (one line, :class:`ValueError`) an address that is not a Dask scheduler's, within ``seconds``: a
+    scheduler's TCP comm sends its handshake as soon as a client connects; an HTTP server (the dashboard, port
+    8787) or a closed port does not."""
+    import socket
+
+    if "://" in address and not address.startswith("tcp://"):
+        return                                   # (tls://, inproc://...: left to Dask)
+    host, _, port = address.removeprefix("tcp://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"option --dask={address!r} is invalid; give a scheduler's tcp://HOST:PORT (default port "
+                         "8786) or 'local'")
+    fix = "give the scheduler's tcp://HOST:8786 (8787 is its dashboard), or 'local'"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=seconds) as connection:
+            connection.settimeout(seconds)
+            first = connection.recv(8)
+    except OSError as err:
+        raise ValueError(f"--dask {address}: no Dask scheduler answers there ({err}); {fix}") from None
+    if len(first) < 8 or first.startswith(b"HTTP"):
+        raise ValueError(f"--dask {address}: the server there is not a Dask scheduler (no handshake within "
+                         f"{seconds:g} s); {fix}")
+
+
 @contextlib.contextmanager
 def dask_scheduler(address: str | None, jobs: int = -1):
     """While open, every :func:`run_grid` of this process and of those it starts (the book's page processes
@@ -194,6 +218,8 @@ def dask_scheduler(address: str | None, jobs: int = -1):
     if address == "local":
         cluster = _local_cluster(jobs)
         address = cluster.scheduler_address
+    else:
+        probe_scheduler(address)
     previous = dask_address()
     os.environ[DASK] = address
     try:
@@ -212,11 +238,11 @@ def _iterate(todo, jobs, dask, data_dir):
         return
     if dask:
         yield from _iterate_dask(todo, dask, data_dir, jobs)
-    elif worker_count(jobs) == 1:
+    elif worker_count(jobs, len(todo)) == 1:
         for spec in todo:
             yield _execute_keyed(spec, data_dir)
     else:
-        yield from _iterate_processes(todo, worker_count(jobs), data_dir)
+        yield from _iterate_processes(todo, worker_count(jobs, len(todo)), data_dir)
 
 
 def _watch_parent(parent: int, interval: float = 1.0) -> None:
@@ -264,7 +290,7 @@ def map_on_workers(function, items: list, jobs: int = 1) -> list:
     """``[function(item) for item in items]``, in order, on ``jobs`` local worker processes: the pool
     :func:`run_grid` uses, so a page's grid and its other heavy work (e.g. regret comparators) share its
     workers. ``function`` must be importable by name (a module-level function)."""
-    workers = worker_count(jobs)
+    workers = worker_count(jobs, len(items))
     if workers == 1 or len(items) < 2:
         return [function(item) for item in items]
     return list(_worker_pool(workers).map(function, items))

@@ -195,7 +195,26 @@ def _grid_algorithms(value) -> list[dict]:
 
 
 def _grid_folds(value) -> list[int]:
-    return [at_least(1).check("folds", f, "grid") for f in _as_list(value)]
+    return [at_least(1).check("folds", f, "grid") for f in _non_empty("folds", value, "1")]
+
+
+def _non_empty(key: str, value, example: str) -> list:
+    """A grid list (or one value) that names at least one thing; else one line naming the key and the fix."""
+    values = _as_list(value)
+    if not values or values == [None]:
+        raise ParameterError(f"grid option {key} is empty; list at least one (e.g. {key}: [{example}]) or leave "
+                             "the key out for its default")
+    return values
+
+
+def _grid_names(key: str, value, example: str) -> list[str]:
+    """``datasets`` or ``click_models``: a non-empty list of names (strings)."""
+    names = _non_empty(key, value, example)
+    odd = next((v for v in names if not isinstance(v, str)), None)
+    if odd is not None:
+        raise ParameterError(f"grid option {key} holds {odd!r}, which is not a name; give names, e.g. "
+                             f"{key}: [{example}]")
+    return names
 
 
 def expand_grid(grid: dict) -> list[RunSpec]:
@@ -217,10 +236,11 @@ def expand_grid(grid: dict) -> list[RunSpec]:
               if k in grid}
     cutoff = common.get("cutoff", 10)
     users = [parse_user(name, cutoff if isinstance(cutoff, int) else 10)      # each -c value parsed once
-             for name in _as_list(grid.get("click_models", "navigational"))]
+             for name in _grid_names("click_models", grid.get("click_models", "navigational"), "navigational")]
+    datasets = _grid_names("datasets", grid.get("datasets", "synth-mq"), "synth-mq")
     runs = []
     for algo, dataset, fold, click, seed in itertools.product(
-            algos, _as_list(grid.get("datasets", "synth-mq")), _grid_folds(grid.get("folds", 1)), users, seeds):
+            algos, datasets, _grid_folds(grid.get("folds", 1)), users, seeds):
         runs.append(RunSpec(algo["name"], dataset, fold, click, seed=seed, params=dict(algo["params"]), **common))
     return runs
 
@@ -240,7 +260,7 @@ def grid_plan(grid: dict, jobs: int = 1):
         count("click_models", "navigational") * n_seeds
     rounds = grid.get("rounds", RunSpec.__dataclass_fields__["rounds"].default)
     rounds = rounds if isinstance(rounds, int) and rounds > 0 else 0
-    return Plan(runs, runs * rounds, rounds, worker_count(jobs))
+    return Plan(runs, runs * rounds, rounds, worker_count(jobs, runs))
 
 
 def load_grid(path) -> dict:

@@ -8,6 +8,7 @@ and the run counts as absent, so the next grid recomputes it.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import time
@@ -49,6 +50,33 @@ def unreadable_reason(err: Exception) -> str:
     if "allow_pickle" in str(err) or isinstance(err, (zipfile.BadZipFile, EOFError)):
         return "not a numpy archive: truncated, or a file of another kind"
     return f"{type(err).__name__}: {err}"
+
+
+def inflated_bytes(source, limit: int) -> int:
+    """The bytes a numpy archive (a path or its bytes) would take once decompressed, read from its directory
+    without decompressing anything; :class:`ValueError` past ``limit`` (a zip bomb)."""
+    with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as archive:
+        total = sum(info.file_size for info in archive.infolist())
+    if total > limit:
+        raise ValueError(f"it would take {total:,} bytes once decompressed (at most {limit:,} for a run)")
+    return total
+
+
+def read_run(source, limit: int = 2 ** 30) -> tuple[dict, RunTrace]:
+    """(metadata, trace) of a stored run's file (a path or its bytes), its numbers checked against its spec
+    (:func:`~olr_core.experiments.validate.check_trace`) and its size before anything is decompressed."""
+    from .validate import check_trace
+
+    inflated_bytes(source, limit)
+    with np.load(io.BytesIO(source) if isinstance(source, bytes) else source, allow_pickle=False) as z:
+        meta = json.loads(str(z["__meta__"]))
+        arrays = {k: z[k] for k in z.files if k != "__meta__"}
+    if not isinstance(meta, dict) or not isinstance(meta.get("spec"), dict):
+        raise ValueError("its metadata holds no spec")
+    kind = LibraryTrace if "library__chosen_rank" in arrays else RunTrace
+    trace = kind.from_arrays(arrays, float(meta["seconds"]))
+    check_trace(meta["spec"], trace)
+    return meta, trace
 
 
 class CorruptResultError(ValueError):
@@ -143,21 +171,18 @@ class ResultStore:
         return found
 
     def load(self, key: str, quiet: bool = False) -> tuple[dict, RunTrace]:
-        """The stored run; a :class:`CorruptResultError` (file quarantined) when it cannot be read or holds
-        the run of another spec than ``key`` names (its recorded spec and data are hashed again)."""
+        """The stored run; a :class:`CorruptResultError` (file quarantined) when it cannot be read, holds
+        the run of another spec than ``key`` names (its recorded spec and data are hashed again), or holds
+        numbers its spec rules out (:func:`~olr_core.experiments.validate.check_trace`)."""
         path = self.path(key)
         try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(str(z["__meta__"]))
-                arrays = {k: z[k] for k in z.files if k != "__meta__"}
-            kind = LibraryTrace if "library__chosen_rank" in arrays else RunTrace
-            trace = kind.from_arrays(arrays, meta["seconds"])
+            meta, trace = read_run(path)
             recorded = key_of(meta)
             if recorded != key:
                 raise KeyError(f"it holds the run {recorded} ({meta['spec'].get('algorithm')}), not {key}")
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
             reason = unreadable_reason(err)
             where = quarantine_file(path, self.root / QUARANTINE, reason, quiet=quiet)
             raise CorruptResultError(f"stored result {path} could not be used ({reason}); {where}. "

@@ -260,7 +260,7 @@ def claims_budget(paper: str | None = None, profile: str = "quick", data_dir=Non
     specs = [s for group in grids.values() for s in group]
     scale = seeds or 1
     return Plan(len(specs) * scale, sum(int(s.rounds) for s in specs) * scale,
-                max((int(s.rounds) for s in specs), default=0), worker_count(jobs))
+                max((int(s.rounds) for s in specs), default=0), worker_count(jobs, len(specs) * scale))
 
 
 def evidence_page(package, claim) -> str:
