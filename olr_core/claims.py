@@ -120,6 +120,17 @@ GAMMAS = np.geomspace(1e-12, 1.0, 481)     # the levels on which a cell's p-valu
 _LEVEL = contextvars.ContextVar("olr_claims_level", default=ALPHA)
 
 
+def json_safe(value):
+    """NaN and infinities become null, so that a record printed by ``--json`` (and a ledger) is valid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def current_level() -> float:
     """The two-sided level every interval and verdict uses now: :data:`ALPHA`, or a sequential look's share of it
     (:func:`at_level`, ``judge(..., level=...)``)."""
@@ -176,6 +187,12 @@ MARGINS = {
     "within_sd": "k paper standard deviations minus |our mean - the paper's mean|",
     "below": "threshold minus the mean",
     "above": "the mean minus the threshold",
+    "below_with_control": "threshold minus the mean, for the claimed method and, by the same rule in the same world, "
+                          "for a negative control that the claim must not hold for (its verdict is reported beside)",
+    "rate_at_most": "an upper bound's rate minus the measured log-log slope (a slope above the rate leaves the claim "
+                    "undecided, never contradicted: the bound's constants are not measured)",
+    "bound_above_trivial": "none where the bound exceeds the trivial bound at the runs' horizon (not testable, the "
+                           "ratio reported); otherwise the mean minus the threshold",
     "all_positive": "mean paired gain, one cell per comparison and cell ('for every', 'consistently': all must hold)",
     "mostly_positive": "the q-th largest of m comparisons' mean paired gains, q = m // 2 + 1 ('mostly': a majority), "
                        "with the q-th largest ends of their Bonferroni intervals",

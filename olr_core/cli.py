@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import warnings
 
 from .params import parse_assignments
 
 
-def json_safe(value):
-    """NaN and infinities become null, so that ``--json`` output (and a ledger) is valid JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
 def print_json(value) -> None:
+    from .claims import json_safe
+
     print(json.dumps(json_safe(value), allow_nan=False, default=str))
 
 

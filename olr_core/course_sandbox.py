@@ -16,6 +16,8 @@ import re
 import signal
 import sys
 
+from . import settings
+
 CONTROL_LINE = re.compile(r"^\s*(import otter\b|grader\s*=\s*otter\.|grader\.\w+\(|[%!])")
 
 
@@ -149,7 +151,7 @@ def main() -> int:
         os.dup2(nothing, fd)
     sys.dont_write_bytecode = True
     signal.signal(signal.SIGALRM, _alarm)
-    serve(requests, reply, json.loads(os.environ.get("OLR_GRADE_LIMITS", "{}")))
+    serve(requests, reply, json.loads(settings.grade_limits()))
     return 0
 
 

@@ -12,6 +12,9 @@ variable               what                                         default
 ``OLR_BLAS_THREADS``   BLAS/OpenMP threads a run may use            1
 ``OLR_RUN_LOG``        a file the book's driver counts runs in      none
 ``OLR_DASK``           the Dask scheduler every grid sends runs to  none (local processes)
+``OLR_LEDGER_DIR``     the paper-scale ledgers                      the repository's ``ledger/``
+``OLR_GRADE_LIMITS``   a graded notebook's limits (JSON; set by     ``{}``
+                       the grader for its jail, not by a user)
 =====================  ===========================================  ==========================
 """
 
@@ -22,6 +25,7 @@ from pathlib import Path
 
 DATA_DIR, RESULTS_DIR, CACHE_DIR = "OLR_DATA_DIR", "OLR_RESULTS_DIR", "OLR_CACHE_DIR"
 BLAS_THREADS, RUN_LOG, DASK = "OLR_BLAS_THREADS", "OLR_RUN_LOG", "OLR_DASK"
+LEDGER_DIR, GRADE_LIMITS = "OLR_LEDGER_DIR", "OLR_GRADE_LIMITS"
 
 
 def data_dir() -> str | None:
@@ -55,6 +59,16 @@ def run_log() -> str | None:
 def dask_address() -> str | None:
     """``$OLR_DASK``, or None when it is unset or empty."""
     return os.environ.get(DASK) or None
+
+
+def ledger_dir() -> str | None:
+    """``$OLR_LEDGER_DIR``, or None when it is unset or empty (the repository's ``ledger/``)."""
+    return os.environ.get(LEDGER_DIR) or None
+
+
+def grade_limits() -> str:
+    """``$OLR_GRADE_LIMITS``: the JSON text of a graded notebook's limits, which the grader sets for its jail."""
+    return os.environ.get(GRADE_LIMITS) or "{}"
 
 
 def worker_count(jobs: int, tasks: int | None = None) -> int:

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from olr_core.adaptive import profile_level
 from olr_core.claims import ESTIMANDS, Claim, estimand_of, judge
 from olr_core.reproductions import dsp, neural, pairrank, topk
+from olr_core.sequential import profile_level
 
 CELLS = ("u1", "u2", "u3", "u4", "u5", "u6")
 

@@ -11,8 +11,6 @@ from olr_core.experiments.runner import data_fingerprint
 from olr_core.loop import RunTrace
 from olr_core.reproductions import dsp, prose
 
-EVALS = 5
-
 
 def offline_level(spec) -> float:
     """A constructed run's offline NDCG@10: each projected variant 0.05 above its base, seed-to-seed noise."""
@@ -21,15 +19,17 @@ def offline_level(spec) -> float:
     return base + 0.05 * spec.algorithm.endswith("_dsp") + noise
 
 
-def trace(level: float, rounds: int) -> RunTrace:
-    return RunTrace(np.full(rounds, 0.5), np.linspace(0, rounds, EVALS).astype(int), np.full(EVALS, level),
-                    np.zeros(rounds, dtype=int))
+def trace(level: float, spec) -> RunTrace:
+    """A constructed run of ``spec``: online NDCG 0.5 every round and offline NDCG ``level`` at every evaluation the
+    loop schedules (every ``eval_every`` rounds and at the end), as a stored run must have."""
+    points = np.unique(np.r_[np.arange(0, spec.rounds + 1, spec.eval_every), spec.rounds])
+    return RunTrace(np.full(spec.rounds, 0.5), points, np.full(len(points), level), np.zeros(spec.rounds, dtype=int))
 
 
 def store_runs(store, specs, level_of) -> None:
     for spec in specs:
         fingerprint = data_fingerprint(spec.dataset, spec.fold, None)
-        store.save(spec.key(fingerprint), spec, trace(level_of(spec), spec.rounds), fingerprint)
+        store.save(spec.key(fingerprint), spec, trace(level_of(spec), spec), fingerprint)
 
 
 @pytest.fixture
@@ -140,7 +140,8 @@ def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, 
             mean, sd = paper.loc[(spec.dataset, spec.click_model, spec.algorithm)]
             value = mean + spread * sd * (spec.fold - 2)                 # folds 1, 2, 3: -spread, 0, +spread s.d.
             fingerprint = data_fingerprint(spec.dataset, spec.fold, None)
-            online = RunTrace(np.full(10_000, value / unit), np.array([10_000]), np.array([0.5]), np.zeros(10_000, int))
+            online = trace(0.5, spec)
+            online.online_ndcg[:] = value / unit
             store.save(spec.key(fingerprint), spec, online, fingerprint)
         record = prose.page_records(dsp.claims, ["T2-cells"], grids, store)[0]
         return record, prose.records_text([record], dsp.experiments.CONFIG_TITLES)
@@ -150,5 +151,6 @@ def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, 
     assert "T2-cells (as the text says, `text`): inconclusive" in loose_text and "reproduced" not in loose_text
     tight, tight_text = store_at(0.01)
     assert prose.within_count(tight) == (18, 18) and tight["verdict"] == "reproduced"
-    assert "reproduced; margin: 1 paper s.d. minus |our mean - paper mean|; its 95 % interval lies above 0 in 18, " \
-           "below 0 in 0 and on neither side in 0 of 18 cells" in tight_text
+    assert "reproduced; margin: 1 paper s.d. minus |our mean - paper mean|, the paper's mean uncertain by its s.d. " \
+           "/ sqrt(15); its 95 % interval lies above 0 in 18, below 0 in 0 and on neither side in 0 of 18 cells" \
+        in tight_text

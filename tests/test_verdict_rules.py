@@ -262,3 +262,11 @@ def test_a_spread_claim_at_too_few_runs_to_see_a_halved_sd_is_not_testable_and_s
     assert few["verdict"] == "not testable here" and "not testable at this many runs" in few["reason"]
     assert few["runs_to_test"] == runs_to_test_spread() and f"about {runs_to_test_spread()} runs" in few["reason"]
     assert judge(c, frame(60), "text")["verdict"] == "reproduced"
+
+
+def test_every_rule_states_its_margin_for_the_verdicts_page():
+    """The verdicts page prints one row per rule from MARGINS: a rule without its margin's description ends the
+    page with a KeyError (as the three rules of #48 once did)."""
+    from olr_core.claims import MARGINS, RULES
+
+    assert set(RULES) <= set(MARGINS), sorted(set(RULES) - set(MARGINS))

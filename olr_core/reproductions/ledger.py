@@ -25,7 +25,7 @@ import platform
 import tempfile
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, settings
 from ..experiments import ResultStore
 from ..experiments.runner import spec_key
 from ..experiments.spec import code_fingerprint
@@ -40,7 +40,7 @@ class LedgerError(ValueError):
 
 def ledger_dir() -> Path:
     """Where the ledgers are: ``$OLR_LEDGER_DIR`` or the repository's ``ledger/``."""
-    return Path(os.environ.get("OLR_LEDGER_DIR") or LEDGER_DIR)
+    return Path(settings.ledger_dir() or LEDGER_DIR)
 
 
 def ledger_path(paper: str) -> Path:
@@ -90,7 +90,7 @@ def _cpu_seconds(store: ResultStore, key: str) -> float | None:
 def write_ledger(ledger: dict, path: Path | None = None) -> Path:
     """Write ``ledger`` with its checksum, atomically (a temporary file in the same folder renamed over the old);
     NaN and infinities (an unbounded interval) become null, so that the file is strict JSON."""
-    from ..cli import json_safe
+    from ..claims import json_safe
 
     path = Path(path or ledger_path(ledger["paper"]))
     path.parent.mkdir(parents=True, exist_ok=True)

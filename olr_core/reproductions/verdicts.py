@@ -11,7 +11,6 @@ import re
 
 import pandas as pd
 
-from ..adaptive import profile_level
 from ..budget import Plan
 from ..claims import SMALLER, VERDICTS, Claim, at_level, judge
 from ..data.registry import DataNotFoundError, find_datasets, resolve_data_dir
@@ -19,6 +18,7 @@ from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.costs import stored_costs
 from ..experiments.runner import spec_key, worker_count
 from ..rankers import get_algorithm
+from ..sequential import profile_level
 from . import dsp, klrank, neural, pairrank, topk
 from .next_runs import TARGET_PROFILE, decide_command, grid_cost
 from .scale import WHOLE_STREAM, claim_rows, paper_scale, scale_fields
@@ -136,7 +136,7 @@ def claim_records(paper: str | None = None, profile: str = "quick", data_dir=Non
     ``looks``: {(paper, experiment): Look} of a sequential design (:mod:`olr_core.adaptive`): that experiment is
     run at the look's seeds and its claims judged at the look's level (the record carries ``look`` and
     ``level``); None: every claim at the profile's seeds and the level of the profile's look in that design
-    (:func:`olr_core.adaptive.profile_level`: quick is look 1, paper look 2). ``keep_runs``: each testable record
+    (:func:`olr_core.sequential.profile_level`: quick is look 1, paper look 2). ``keep_runs``: each testable record
     also carries ``run_values`` (the claim's metric and {run key: its value} of every run it rests on) and
     ``run_ids`` ({run key: the run's algorithm, data set, fold, user, seed and rounds}), the ledger's raw
     material."""
