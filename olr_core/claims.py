@@ -271,6 +271,7 @@ class Outcome:
     per_cell: list = field(default_factory=list)   # the cells a pooled or majority estimand summarises
     not_estimable: str = ""         # why no runs_needed could be computed, where one was sought
     control: dict | None = None     # a negative control judged by the same rule in the same world (its verdict)
+    controls: list = field(default_factory=list)    # every negative control of the record (``control`` the first)
 
 
 def _finite(x: float):
@@ -646,8 +647,8 @@ def with_estimand(claim: Claim, outcome: Outcome) -> Outcome:
         _set_level(c, current_level())
     pooled = decide([summary], outcome.ours, what)
     pooled.reason += note
-    pooled.per_cell, pooled.control = cells, outcome.control
-    return pooled
+    pooled.per_cell, pooled.control, pooled.controls = cells, outcome.control, outcome.controls
+    return unless_a_control_passes(pooled)
 
 
 # -- cells and pairs ---------------------------------------------------------------------------------
@@ -1042,14 +1043,31 @@ def rule_rate_at_most(frame, claim, threshold: float, **_) -> Outcome:
     return outcome
 
 
-def rule_below_with_control(frame, claim, threshold: float, target: str, control: str, column: str = "algorithm",
+def rule_below_with_control(frame, claim, threshold: float, target: str, controls: list, column: str = "algorithm",
                             **_) -> Outcome:
-    """:func:`rule_below` on the ``target``'s runs, with the same rule applied to a negative ``control`` run in the
-    same world (a method the claim must not hold for: its verdict should be "not reproduced", else the check cannot
-    tell the claim from its negation). The control's method, verdict and reading go into the record."""
+    """:func:`rule_below` on the ``target``'s runs (selected by ``column``), with the same rule applied to each
+    negative control run in the same world (``controls``: run labels, :meth:`RunSpec.label`; methods the claim must
+    not hold for). Each control's method, verdict and reading go into the record (``controls``; ``control`` is the
+    first). A control that is not "not reproduced" makes the verdict "inconclusive": a rule that does not reject
+    the claim's negation cannot tell the claim from it."""
     outcome = _threshold(frame[frame[column] == target], claim, threshold, at_most=True)
-    negative = _threshold(frame[frame[column] == control], claim, threshold, at_most=True)
-    outcome.control = {"method": control, "verdict": negative.verdict, "ours": negative.ours}
+    negatives = [(label, _threshold(frame[frame["label"] == label], claim, threshold, at_most=True))
+                 for label in controls]
+    outcome.controls = [{"method": label, "verdict": negative.verdict, "ours": negative.ours}
+                        for label, negative in negatives]
+    outcome.control = outcome.controls[0]
+    return unless_a_control_passes(outcome)
+
+
+def unless_a_control_passes(outcome: Outcome) -> Outcome:
+    """A decided outcome whose negative controls are not all "not reproduced" under the same rule becomes
+    "inconclusive": the rule does not reject the claim's negation, so it cannot tell the claim from it."""
+    passing = [c for c in outcome.controls if c["verdict"] != "not reproduced"]
+    if passing and outcome.verdict in ("reproduced", "partly", "not reproduced"):
+        names = "; ".join(f"{c['method']}: {c['verdict']}, {c['ours']}" for c in passing)
+        outcome.verdict = "inconclusive"
+        outcome.reason += (f"; the negative control is not rejected by the same rule ({names}), so the check cannot "
+                           "tell the claim from its negation")
     return outcome
 
 
@@ -1174,11 +1192,13 @@ def rule_bound_above_trivial(frame, claim, reason: str, ratio=None, column: str 
     """An upper bound that exceeds the trivial bound at the runs' horizon cannot be contradicted by them: "not
     testable here", with the bound over the trivial bound at the longest run's T in the reason: ``ratio(T)``, or the
     smallest value over the runs of the frame's ``column``. Where the bound is below the trivial one and
-    ``otherwise_above`` is given, the claim is judged by :func:`rule_above` at that threshold."""
+    ``otherwise_above`` is given, the claim is judged by :func:`rule_above` at that threshold on the runs whose
+    bound is below the trivial one (the others cannot contradict it)."""
     horizon = int(frame["rounds_run"].max())
     value = ratio(horizon) if column is None else float(frame[column].min())
     if value <= 1 and otherwise_above is not None:
-        return _threshold(frame, claim, otherwise_above, at_most=False)
+        tight = frame if column is None else frame[frame[column] <= 1]
+        return _threshold(tight, claim, otherwise_above, at_most=False)
     return Outcome(f"bound / trivial bound = {value:.2g} at T = {horizon:,}", 0, "not testable here",
                    f"{reason}; at T = {horizon:,} the bound is {value:.2g} times the trivial bound")
 
@@ -1332,6 +1352,8 @@ def judged(claim: Claim, frame: pd.DataFrame | None, config: str, **extra) -> di
         record["per_cell"] = [c.record() for c in outcome.per_cell]
     if outcome.control is not None:
         record["control"] = outcome.control
+    if outcome.controls:
+        record["controls"] = outcome.controls
     if claim.paper_number is not None or claim.rule == "within_sd":
         record["paper_number"] = claim.paper_number if claim.rule != "within_sd" else "the paper's table"
     record["verdict"], magnitude = _sized(claim, outcome)

@@ -14,6 +14,7 @@ from olr_core.rankers.library import kl_cost_and_gradient, log_softmax, pairwise
 from olr_core.rankers.pairwise import certain_blocks
 from olr_core.reproductions import dsp, klrank, neural, pairrank, topk, worlds
 from olr_core.reproductions.perplexity import both_perplexities, marginal_click_probabilities
+from olr_core.reproductions.rates import increment_slope
 
 # -- klrank.md: the curvature of the K-L cost along a penalised item ---------------------------------------------
 
@@ -299,7 +300,8 @@ def _theory_frame(series: dict, seeds: int = 5, rounds: int = 2000) -> pd.DataFr
     for algorithm, make in series.items():
         for seed in range(seeds):
             per_round = make(t, np.random.default_rng(seed))
-            rows.append({"algorithm": algorithm, "seed": seed, "config": "text", "rounds_run": rounds,
+            rows.append({"algorithm": algorithm.split("(")[0], "label": algorithm, "seed": seed, "config": "text",
+                         "rounds_run": rounds,
                          "regret_slope": loglog_slope(t, np.cumsum(per_round)),
                          "lasting_regret": lasting_share(per_round)})
     return pd.DataFrame(rows)
@@ -328,13 +330,38 @@ def test_a_sublinear_record_fails_on_linear_regret_after_a_burn_in_and_carries_i
     from olr_core.claims import judge
 
     claim = _theory_claim(paper.claims, claim_id)
-    linear = judge(claim, _theory_frame({target: linear_after_burn_in, "epsilon_greedy": linear_after_burn_in}),
-                   "text")
+    first, second = claim.args["controls"]
+    linear = judge(claim, _theory_frame({target: linear_after_burn_in, first: linear_after_burn_in,
+                                         second: linear_after_burn_in}), "text")
     assert linear["verdict"] == "not reproduced"
-    assert linear["control"] == {"method": "epsilon_greedy", "verdict": "not reproduced",
-                                 "ours": linear["control"]["ours"]}
-    learning = judge(claim, _theory_frame({target: vanishing, "epsilon_greedy": linear_after_burn_in}), "text")
+    assert linear["control"] == {"method": first, "verdict": "not reproduced", "ours": linear["control"]["ours"]}
+    assert [c["verdict"] for c in linear["controls"]] == ["not reproduced", "not reproduced"]
+    learning = judge(claim, _theory_frame({target: vanishing, first: linear_after_burn_in,
+                                           second: linear_after_burn_in}), "text")
     assert learning["verdict"] == "reproduced" and learning["control"]["verdict"] == "not reproduced"
+
+
+@pytest.mark.parametrize("paper, claim_id, target", [(pairrank, "T8-sublinear", "pairrank_c"),
+                                                     (neural, "T4.4-sublinear", "olranknet")])
+def test_a_sublinear_record_whose_negative_control_passes_is_inconclusive(paper, claim_id, target):
+    """A linear floor small beside a falling per-round regret passes the share rule: the record cannot then tell
+    the claim from its negation, whatever the target's share."""
+    from olr_core.claims import judge
+
+    claim = _theory_claim(paper.claims, claim_id)
+    first, second = claim.args["controls"]
+    record = judge(claim, _theory_frame({target: vanishing, first: linear_after_burn_in,
+                                         second: lambda t, rng: vanishing(t, rng) + 0.01}), "text")
+    assert [c["verdict"] for c in record["controls"]] == ["not reproduced", "reproduced"]
+    assert record["verdict"] == "inconclusive" and "cannot tell the claim from its negation" in record["reason"]
+
+
+def test_the_lasting_share_is_bounded_below_by_zero():
+    from olr_core.reproductions.neural.analysis import lasting_share
+
+    t = np.arange(1, 2001)
+    assert lasting_share(50.0 / t) == 0.0                       # falling faster than 1 / sqrt(t): a < 0, floored
+    assert 0.9 < lasting_share(np.full(2000, 3.0) + 1 / np.sqrt(t)) <= 1.0
 
 
 def test_the_cumulative_slope_cannot_tell_linear_regret_after_a_burn_in_from_sublinear():
@@ -349,7 +376,8 @@ def test_every_sublinear_theory_record_runs_its_negative_control_in_the_same_wor
         for claim in paper.claims.CLAIMS:
             if "sublinear" in claim.id:
                 assert claim.rule == "below_with_control"
-                assert {s.algorithm for s in specs} == {claim.args["target"], claim.args["control"]}
+                assert {s.label() for s in specs if s.algorithm != claim.args["target"]} == set(claim.args["controls"])
+                assert {s.algorithm for s in specs} == {claim.args["target"], "epsilon_greedy"}
         assert {s.params.get("pairing") for s in specs} == {"shuffled"}
         assert len({(s.dataset, s.click_model) for s in specs}) == 1
 
@@ -410,3 +438,46 @@ def test_the_replayed_diagnostics_find_q_zero_for_adjacent_pairs_and_a_positive_
     assert abs(found["adjacent"]["w_bias"]) < 1e-12
     assert found["shuffled"]["q"] > 0 and found["shuffled"]["never_formed"] == 0
     assert found["shuffled"]["lambda_min_per_round"] > found["adjacent"]["lambda_min_per_round"] > 0
+
+
+@pytest.mark.parametrize("paper, claim_id", [(topk, "T4.1-rate"), (klrank, "T4.4-rate")])
+def test_a_linear_regret_with_a_large_burn_in_does_not_pass_an_upper_bound_rate(paper, claim_id):
+    """R(T) = a + b T with a = 2 b T_max: the log-log slope of R over the later horizons is about 1/3, below every
+    rate; the slope of the increments is 1, so the rate record is not reproduced."""
+    from olr_core.claims import judge
+    from olr_core.reproductions.topk.experiments import checkpoints
+
+    horizons = checkpoints(20_000) if paper is topk else 2.0 ** np.arange(2, 15) - 1
+    read = paper.analysis.rate_slope if paper is topk else (lambda T, R: increment_slope(T[-7:], R[-7:]))
+    slopes = [read(horizons, 2 * b * horizons.max() + b * horizons) for b in (1.0, 1.5, 2.0, 2.5, 3.0)]
+    assert np.allclose(slopes, 1.0)
+    assert paper.analysis.loglog_slope(horizons, 2 * horizons.max() + horizons) < 0.5     # what it read before
+    claim = _theory_claim(paper.claims, claim_id)
+    where = {k: (v[0] if isinstance(v, list) else v) for k, v in claim.where.items()}
+    runs = pd.DataFrame({"algorithm": "x", "config": "text", "rounds_run": 20_000, **where, "regret_slope": slopes})
+    assert judge(claim, runs, "text")["verdict"] != "reproduced"
+
+
+def test_the_increment_slope_is_the_exponent_whatever_the_burn_in():
+    T = np.geomspace(100, 20_000, 8).astype(int).astype(float)
+    for gamma in (0.25, 0.5, 0.75, 1.0):
+        for a in (0.0, 10.0, 1e5):
+            assert abs(increment_slope(T, a + 3 * T ** gamma) - gamma) < 1e-8
+
+
+def test_the_neural_bound_over_the_trivial_bound_counts_every_pair_of_a_round():
+    from olr_core.reproductions.pairing import bound_over_trivial
+
+    gap, T, V = 0.1, 1000, 10
+    assert bound_over_trivial(gap, T, V) == pytest.approx(V * np.log(T) ** 2 / gap ** 2 / (T * V * (V - 1) / 2))
+
+
+def test_a_bound_below_the_trivial_one_is_judged_on_the_runs_where_it_is():
+    """One run whose bound is below the trivial bound must not decide for the runs whose bound is above it."""
+    from olr_core.claims import judge
+
+    claim = _theory_claim(topk.claims, "T4.1-bound")
+    runs = pd.DataFrame({"algorithm": "topk_squared", "config": "text", "rounds_run": 10_000,
+                         "bound_slack": [0.5, 0.52, -0.3, -0.35, -0.4],
+                         "bound_over_trivial": [0.5, 0.6, 3.0, 3.0, 3.0]})
+    assert judge(claim, runs, "text")["verdict"] == "reproduced"

@@ -130,7 +130,8 @@ PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory":
 MAIN_DATASETS = ["synth-mslr", "synth-mq-5g", "mq2008", "mslr-web10k", "yahoo"]
 THEORY_DATASET, THEORY_USER = worlds.NETWORK_DATA, worlds.NETWORK_USER
 THEORY_PAIRING = "shuffled"     # the pairing under which assumption O can hold (adjacent pairs never form some pairs)
-THEORY_CONTROL = "epsilon_greedy"   # the negative control: constant epsilon, so linear regret
+THEORY_CONTROL = "epsilon_greedy"   # the negative controls: constant epsilon, so linear regret
+THEORY_CONTROL_EPSILONS = [None, 0.01]  # the default 0.1, and 0.01: a linear floor small beside the early regret
 
 
 def experiments(profile: str, config: str, datasets: list[str], data_dir=None, seeds: int | None = None,
@@ -144,12 +145,19 @@ def experiments(profile: str, config: str, datasets: list[str], data_dir=None, s
             "theory": theory_grid(theory["seeds"], theory["rounds"], params)}
 
 
+def theory_controls() -> list[dict]:
+    """The negative controls of the theory runs: epsilon-greedy RankNet at each of ``THEORY_CONTROL_EPSILONS``
+    (None: its default), its pairs formed by ``THEORY_PAIRING``."""
+    return [{"name": THEORY_CONTROL, "params": {**({} if epsilon is None else {"epsilon": epsilon}),
+                                                 "pairing": THEORY_PAIRING}} for epsilon in THEORY_CONTROL_EPSILONS]
+
+
 def theory_grid(seeds: int, rounds: int, params: dict):
     """olRankNet (its tuned constant alpha, not alpha_t) in the network world with the logistic pair user
     (:mod:`.worlds`; regret = mis-ordered pairs, the Kendall distance to the true order, since the whole ranking is
-    shown), its pairs formed by ``THEORY_PAIRING``, beside the negative control epsilon-greedy RankNet (constant
-    epsilon) on the same pairs."""
+    shown), its pairs formed by ``THEORY_PAIRING``, beside the negative controls epsilon-greedy RankNet (constant
+    epsilon, 0.1 and 0.01) on the same pairs."""
     algorithms = [{"name": "olranknet", "params": {**params.get("olranknet", {}), "pairing": THEORY_PAIRING}},
-                  {"name": THEORY_CONTROL, "params": {"pairing": THEORY_PAIRING}}]
+                  *theory_controls()]
     return expand_grid({"algorithms": algorithms, "datasets": THEORY_DATASET, "click_models": THEORY_USER,
                         "seeds": seeds, "rounds": rounds})

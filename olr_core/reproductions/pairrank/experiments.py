@@ -305,15 +305,23 @@ def experiments(profile: str, config: str, datasets: list[str], seeds: int | Non
 
 THEORY_ALPHA = 0.1      # the theory page's tuned constant (the theoretical alpha_t keeps nearly every pair uncertain)
 THEORY_PAIRING = "shuffled"     # the pairing under which assumption O can hold (adjacent pairs never form some pairs)
-THEORY_CONTROL = "epsilon_greedy"   # the negative control: constant epsilon, so linear regret
+THEORY_CONTROL = "epsilon_greedy"   # the negative controls: constant epsilon, so linear regret
+THEORY_CONTROL_EPSILONS = [None, 0.01]  # the default 0.1, and 0.01: a linear floor small beside the early regret
+
+
+def theory_controls() -> list[dict]:
+    """The negative controls of the theory runs: epsilon-greedy RankNet at each of ``THEORY_CONTROL_EPSILONS``
+    (None: its default), its pairs formed by ``THEORY_PAIRING``."""
+    return [{"name": THEORY_CONTROL, "params": {**({} if epsilon is None else {"epsilon": epsilon}),
+                                                 "pairing": THEORY_PAIRING}} for epsilon in THEORY_CONTROL_EPSILONS]
 
 
 def theory_grid(seeds: int, rounds: int):
     """PairRank_C (alpha = ``THEORY_ALPHA``, not Lemma 2's alpha_t) in the linear world with the logistic pair user
-    (:mod:`.worlds`), its pairs formed by ``THEORY_PAIRING``, beside the negative control epsilon-greedy RankNet
-    (constant epsilon) on the same pairs: the whole ranking is shown and examined (p* = 1), and the mis-ordered
-    pairs are the Kendall distance to the order of theta* . x."""
+    (:mod:`.worlds`), its pairs formed by ``THEORY_PAIRING``, beside the negative controls epsilon-greedy RankNet
+    (constant epsilon, 0.1 and 0.01) on the same pairs: the whole ranking is shown and examined (p* = 1), and the
+    mis-ordered pairs are the Kendall distance to the order of theta* . x."""
     algorithms = [{"name": "pairrank_c", "params": {"alpha": THEORY_ALPHA, "pairing": THEORY_PAIRING}},
-                  {"name": THEORY_CONTROL, "params": {"pairing": THEORY_PAIRING}}]
+                  *theory_controls()]
     return expand_grid({"algorithms": algorithms, "datasets": worlds.LINEAR_DATA, "click_models": worlds.LINEAR_USER,
                         "seeds": seeds, "rounds": rounds})
