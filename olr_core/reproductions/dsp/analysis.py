@@ -202,6 +202,60 @@ def outside_share(dataset: str, fold: int = 1, seed: int = 0, click_model: str =
     return float(outside / sum(squared_mean_norm(s["update"]) for s in states))
 
 
+def preference(query, a: np.ndarray, b: np.ndarray, user, rng, duels: int, cutoff: int = 10) -> float:
+    """f(a, b) = P(a beats b) - 1/2 under team-draft interleaving and ``user``, a tie (equal credit) counted as
+    half a win (Yue & Joachims' distinguishability, ties broken by a fair coin): (wins - losses) / (2 duels) over
+    ``duels`` simulated comparisons on ``query``."""
+    from ...metrics import rank_by_scores
+    from ...rankers.interleaving import team_draft, team_draft_credit
+
+    scores = np.vstack([a, b]) @ query.features.T
+    balance = 0
+    for _ in range(duels):
+        shown, team = team_draft(rank_by_scores(scores, rng), cutoff, rng)
+        credit = team_draft_credit(team, user(query, shown, rng).clicks, 2)
+        balance += int(np.sign(credit[0] - credit[1]))
+    return balance / (2 * duels)
+
+
+def dueling_regret(dataset: str, fold: int = 1, seed: int = 0, click_model: str = "navigational", rounds: int = 200,
+                   duels: int = 10, data_dir=None) -> dict:
+    """The regret Theorem 3.3 bounds, Eq. (1) of Wang et al. with Yue & Joachims' offset:
+    sum_t f_t(w*, w_t) + f_t(w*, w'_t), f_t(a, b) = P(a beats b on the round's query) - 1/2 (:func:`preference`,
+    estimated from ``duels`` comparisons per ranker and round), for DBGD-DSP (the text's defaults) over ``rounds``
+    rounds; w* the offline RankNet weights (the best ranker we have, standing in for the unknown best one).
+    Returns per-round ``regret`` (the two terms summed) and ``rank``, rank(A_t) on the rounds DSP projected."""
+    from ...data.registry import load_fold
+    from ...experiments import reference_weights
+    from ...rankers import make_ranker
+    from ...users import make_user
+
+    data = load_fold(dataset, fold, data_dir)
+    best = reference_weights("offline_ranknet", dataset, fold, data_dir)
+    ranker = make_ranker("dbgd_dsp")
+    rng = np.random.default_rng([seed, fold, 48])
+    ranker.start(data.train, np.random.default_rng(seed))
+    user = make_user(click_model, data.max_grade)
+    regret, ranks = np.zeros(rounds), []
+    for t, q in enumerate(rng.integers(0, data.train.n_queries, rounds)):
+        query = data.train.query(int(q))
+        current = ranker.theta.copy()
+        display = ranker.rank(query)
+        candidate = current + ranker.step * display.info[0][0]
+        regret[t] = (preference(query, best, current, user, rng, duels)
+                     + preference(query, best, candidate, user, rng, duels))
+        stats = ranker.learn(query, display, user(query, display.ranking, rng))
+        if "doc_space_rank" in stats:
+            ranks.append(stats["doc_space_rank"])
+    return {"regret": regret, "rank": np.array(ranks)}
+
+
+def theorem33_bound(rounds, m: float, radius: float = 1.0, lipschitz: float = 1.0, lam: float = 1.0):
+    """Theorem 3.3's bound 2 lambda_T T^(3/4) sqrt(26 R m L) at horizons ``rounds`` (lambda_T >= 1 whenever it is
+    positive, so ``lam=1`` gives the smallest value the theorem allows for these R, m, L)."""
+    return 2 * lam * np.asarray(rounds, float) ** 0.75 * np.sqrt(26 * radius * m * lipschitz)
+
+
 def decorate(name: str, specs, frame: pd.DataFrame, data_dir=None, **_) -> pd.DataFrame:
     """Columns a claim needs beyond the run frame (the Figure 3d variant; on the main runs of NSGD-DSP,
     ``outside_share``: :func:`outside_share` in the run's world: data set, fold, seed, user, stop rule and the

@@ -200,19 +200,19 @@ PROFILES = {
              "figures": {"fold": 1, "seeds": 1, "rounds": 100, "cosine_rounds": 100, "lambdas": [0.0, 0.5, 1.0],
                          "ks": [0, 3], "rs": [0, 20]},
              "ablation": {"folds": [1], "seeds": 1, "rounds": 200},
-             "theory": {"samples": 2000, "queries": 20, "moment_samples": 200}},
+             "theory": {"samples": 2000, "queries": 20, "moment_samples": 200, "regret_rounds": 200}},
     "quick": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000, "datasets": []},
               "figures": {"fold": 1, "seeds": 5, "rounds": 2000, "cosine_rounds": 2000,
                           "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
                           "rs": [0, 5, 10, 20, 50]},
               "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 1, "rounds": 10_000},
-              "theory": {"samples": 20_000, "queries": 100, "moment_samples": 300}},
+              "theory": {"samples": 20_000, "queries": 100, "moment_samples": 300, "regret_rounds": 2000}},
     "paper": {"main": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000, "datasets": ["synth-mq"]},
               "figures": {"fold": 1, "seeds": 15, "rounds": 10_000, "cosine_rounds": 5000,
                           "lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "ks": [0, 1, 2, 3, 4, 5, 6, 7],
                           "rs": [0, 5, 10, 20, 50]},
               "ablation": {"folds": [1, 2, 3, 4, 5], "seeds": 3, "rounds": 10_000},
-              "theory": {"samples": 200_000, "queries": 300, "moment_samples": 2000}},
+              "theory": {"samples": 200_000, "queries": 300, "moment_samples": 2000, "regret_rounds": 10_000}},
 }
 MAIN_DATASETS = ["synth-mq", "mq2008"]
 SYNTHETIC_DATASETS = ("synth-mq",)
