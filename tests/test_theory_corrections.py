@@ -511,3 +511,18 @@ def test_a_bound_below_the_trivial_one_is_judged_on_the_runs_where_it_is():
                          "bound_slack": [0.5, 0.52, -0.3, -0.35, -0.4],
                          "bound_over_trivial": [0.5, 0.6, 3.0, 3.0, 3.0]})
     assert judge(claim, runs, "text")["verdict"] == "reproduced"
+
+
+def test_dueling_regret_terms_vanish_for_the_best_ranker_and_grow_for_its_opposite():
+    from olr_core.data import load_fold
+    from olr_core.experiments import reference_weights
+    from olr_core.users import make_user
+
+    fold = load_fold("synth-mq", 1)
+    best = reference_weights("offline_ranknet", "synth-mq", 1, None)
+    user, rng = make_user("perfect", fold.max_grade), np.random.default_rng(1)
+    queries = (fold.train.query(int(q)) for q in np.flatnonzero(fold.train.has_relevant()))
+    query = next(q for q in queries if np.corrcoef(q.features @ best, q.labels)[0, 1] > 0.5)   # best ranks it well
+    assert dsp.analysis.preference(query, best, best, user, rng, 200) == pytest.approx(0.0, abs=0.08)
+    assert dsp.analysis.preference(query, best, -best, user, rng, 200) > 0.2
+    assert dsp.analysis.theorem33_bound(10_000, 20.0) == pytest.approx(2 * 1000 * np.sqrt(520))
