@@ -270,3 +270,23 @@ def test_every_rule_states_its_margin_for_the_verdicts_page():
     from olr_core.claims import MARGINS, RULES
 
     assert set(RULES) <= set(MARGINS), sorted(set(RULES) - set(MARGINS))
+
+
+def test_an_inconclusive_the_rule_withholds_is_no_record_problem_but_any_other_decided_cell_is():
+    """record_problems allows a decided cell under "inconclusive" only where the rule withholds the verdict: an
+    upper bound's rate with the slope above it (``rate_at_most``), or a negative control not rejected; an ordinary
+    inconclusive record with a decided cell is still a problem (the ledger's top-k T4.1-rate ended the verdicts
+    page once)."""
+    from olr_core.reproductions.verdicts import record_problems
+
+    def record(rule, low, high, **extra):
+        return {"paper": "p", "id": "c", "config": "text", "verdict": "inconclusive", "rule": rule,
+                "config_role": "headline", "cells": [{"ci_low": low, "ci_high": high}], **extra}
+
+    assert record_problems([record("rate_at_most", -0.4, -0.1)]) == []
+    assert record_problems([record("rate_at_most", 0.1, 0.4)])                      # above 0: reproduced, not this
+    assert record_problems([record("below", -0.4, -0.1)])
+    passing = [{"method": "epsilon_greedy", "verdict": "reproduced"}]
+    assert record_problems([record("below_with_control", 0.1, 0.4, controls=passing)]) == []
+    failing = [{"method": "epsilon_greedy", "verdict": "not reproduced"}]
+    assert record_problems([record("below_with_control", 0.1, 0.4, controls=failing)])

@@ -380,7 +380,8 @@ def record_problems(records: list[dict]) -> list[str]:
             problems.append(f"{name}: not reproduced without an interval below 0 (or with one above)")
         if r["verdict"] == "not reproduced" and not r.get("cause"):
             problems.append(f"{name}: not reproduced without a cause or 'cause not found'")
-        if r["verdict"] == "inconclusive" and (any(v > 0 for v in low) or any(v < 0 for v in high)):
+        if r["verdict"] == "inconclusive" and (any(v > 0 for v in low) or any(v < 0 for v in high)) \
+                and not withheld(r, low):
             problems.append(f"{name}: inconclusive, but a cell is decided")
         sizes = (r.get("magnitude") or {}).get("cells") or []
         if r["verdict"] == SMALLER and not (sizes and all(c["outcome"] == "smaller" for c in sizes)):
@@ -390,6 +391,16 @@ def record_problems(records: list[dict]) -> list[str]:
         if r.get("config_role") not in ("headline", "sensitivity"):
             problems.append(f"{name}: no config_role")
     return problems
+
+
+def withheld(record: dict, low: list[float]) -> bool:
+    """An "inconclusive" whose cells are decided but which the rule itself withholds a verdict from, as its reason
+    says: an upper bound's rate (``rate_at_most``) with the slope above it and none below (a bound's constants are
+    not measured, so a faster growth contradicts nothing), or a check whose negative control is not rejected by
+    the same rule (``controls``: it cannot tell the claim from its negation)."""
+    above_rate = record.get("rule") == "rate_at_most" and not any(v > 0 for v in low)
+    control_passed = any(c.get("verdict") != "not reproduced" for c in record.get("controls") or [])
+    return above_rate or control_passed
 
 
 def _has_paper_cell(record: dict) -> bool:
