@@ -71,11 +71,6 @@ def upper_bias(click_probability: np.ndarray, pairing: str) -> np.ndarray:
     return np.where(upper, bias, np.nan)
 
 
-def smallest_lambda_per_round(Minv: np.ndarray, t: int) -> float:
-    """lambda_min(M_t) / t from the ranker's M_t^{-1} (assumption E asks that it stay above some c > 0)."""
-    return float(1.0 / np.linalg.eigvalsh(Minv)[-1] / t)
-
-
 def smallest_eigenvalue(ranker) -> float:
     """lambda_min of the ranker's Gram matrix (PairRank's M_t, olRankNet's A_t or its diagonal)."""
     if hasattr(ranker, "Minv"):
