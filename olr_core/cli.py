@@ -211,7 +211,8 @@ def _ledger_command(args) -> int:
     if book is None:
         raise ValueError(f"no ledger for {args.paper} in {ledger.ledger_dir()}; write it with "
                          f"`{ledger.refresh_command(args.paper)}`")
-    keys, datasets = ledger.current_runs(args.paper, book["profile"], args.data_dir, book.get("seeds"))
+    keys, datasets = ledger.current_runs(args.paper, book["profile"], args.data_dir, book.get("seeds"),
+                                         book.get("tuned"))
     stale, unchecked = ledger.stale_records(book, keys, datasets), ledger.unchecked_datasets(book, datasets)
     if stale:
         print(ledger.stale_note(args.paper, stale), file=sys.stderr)

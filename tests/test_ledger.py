@@ -1,6 +1,7 @@
 """The paper-scale ledger (olr_core.reproductions.ledger) and the horizon rule (olr_core.reproductions.scale), on
 constructed records and on the run keys of KLRank's tiny profile (laid out, nothing run)."""
 
+import contextlib
 import json
 
 import pandas as pd
@@ -11,6 +12,7 @@ from olr_core.cli import main
 from olr_core.experiments import spec as spec_module
 from olr_core.experiments.runner import spec_key
 from olr_core.reproductions import ledger
+from olr_core.reproductions.pairrank import experiments as pairrank
 from olr_core.reproductions.scale import WHOLE_STREAM, Scale, claim_rows, is_headline, scale_fields
 from olr_core.reproductions.verdicts import claim_grids, verdict_counts
 
@@ -90,6 +92,32 @@ def test_a_run_the_current_code_would_key_differently_makes_its_claims_stale(mon
     out, err = capsys.readouterr()
     assert "T2-a, T2-b" in err and ledger.refresh_command("klrank") in err
     assert all(r["stale"] for r in json.loads(out))
+
+
+def pairrank_keys(tuned=None) -> set[str]:
+    with pairrank.pinned_tuning(tuned) if tuned is not None else contextlib.nullcontext():
+        return {spec_key(s) for specs in claim_grids("pairrank", "tiny").values() for s in specs}
+
+
+def test_a_tuned_papers_ledger_is_keyed_with_its_own_tuning_not_this_stores(tmp_path, monkeypatch):
+    """A ledger computed after the paper profile's tuning keeps that choice; a fresh build whose quick tuning chose
+    otherwise (or has not tuned) keys the ledger's runs with the ledger's choice, so they are not called stale."""
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "store"))
+    (tmp_path / "store").mkdir()
+    paper_choice = {"pairrank_c": {"alpha": 0.5, "l2": 100.0}, "pdgd": {"learning_rate": 0.03}}
+    pairrank.write_tuned(pairrank.tuned_path(), paper_choice)
+    at_writing = pairrank_keys()
+    assert ledger.tuning_choices("pairrank") == {"pairrank_tuning": paper_choice}
+    assert ledger.tuning_choices("neural") == {"pairrank_tuning": paper_choice, "neural_tuning": None}
+    assert ledger.tuning_choices("klrank") == {}
+    pairrank.write_tuned(pairrank.tuned_path(), {"pairrank_c": {"alpha": 0.01, "l2": 0.1}})   # this build's tuning
+    assert pairrank_keys() != at_writing                            # unpinned: every PairRank_C run is re-keyed
+    assert pairrank_keys({"pairrank_tuning": paper_choice}) == at_writing
+    assert ledger.current_runs("pairrank", "tiny", tuned={"pairrank_tuning": paper_choice})[0] == at_writing
+    pairrank.tuned_path().unlink()                                  # a build that has not tuned at all
+    assert pairrank_keys({"pairrank_tuning": paper_choice}) == at_writing
+    assert pairrank_keys({"pairrank_tuning": None}) == pairrank_keys()      # None: the page had not run: defaults
+    assert pairrank.tuned_params()["pairrank_c"] == pairrank.DEFAULTS["pairrank_c"]     # the pin does not leak
 
 
 def test_ledger_json_carries_the_quality_bar_fields(capsys):

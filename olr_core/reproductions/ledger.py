@@ -62,12 +62,31 @@ def machine() -> str:
             f"{platform.release()}, Python {platform.python_version()}").replace("  ", " ")
 
 
+def tuning_files(paper: str) -> dict[str, Path]:
+    """{tuning page: the file its choice is stored in} of the tuning pages whose choices set the parameters of
+    ``paper``'s claim runs (none for the papers run at fixed parameters)."""
+    from .neural import experiments as neural
+    from .pairrank import experiments as pairrank
+
+    pages = {"pairrank_tuning": pairrank.tuned_path, "neural_tuning": neural.tuned_path}
+    used = {"pairrank": ("pairrank_tuning",), "neural": ("pairrank_tuning", "neural_tuning")}.get(paper, ())
+    return {page: pages[page]() for page in used}
+
+
+def tuning_choices(paper: str) -> dict[str, dict | None]:
+    """{tuning page: its stored choice, None where it has not run}: the tuning the ledger's runs were made with."""
+    from .pairrank.experiments import stored_choice
+
+    return {page: stored_choice(path) for page, path in tuning_files(paper).items()}
+
+
 def build_ledger(paper: str, profile: str, records: list[dict], store: ResultStore | None = None,
                  wall_seconds: float | None = None, command: str = "") -> dict:
     """The ledger of ``paper`` from its records computed with ``keep_runs`` (:func:`.verdicts.claim_records`):
     the records without their runs, each with ``run_values`` ({metric, values: {run key: value}}); the runs'
     ids and CPU seconds once in ``runs``; the profile, code fingerprint, version, date, machine and total CPU
-    seconds of the runs."""
+    seconds of the runs; ``tuned``: the tuning pages' choices the runs' parameters came from
+    (:func:`tuning_choices`)."""
     store = store or ResultStore()
     runs, kept = {}, []
     for record in records:
@@ -79,7 +98,7 @@ def build_ledger(paper: str, profile: str, records: list[dict], store: ResultSto
             "version": __version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": machine(), "cpu_seconds": round(sum(r["cpu_seconds"] or 0.0 for r in runs.values()), 1),
             "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1), "command": command,
-            "records": kept, "runs": runs}
+            "tuned": tuning_choices(paper), "records": kept, "runs": runs}
 
 
 def _cpu_seconds(store: ResultStore, key: str) -> float | None:
@@ -136,12 +155,16 @@ def read_ledger(paper: str, path: Path | None = None) -> dict | None:
     return stored
 
 
-def current_runs(paper: str, profile: str, data_dir=None, seeds: int | None = None) -> tuple[set[str], set[str]]:
+def current_runs(paper: str, profile: str, data_dir=None, seeds: int | None = None,
+                 tuned: dict | None = None) -> tuple[set[str], set[str]]:
     """The run keys the current code gives the paper's claim runs at ``profile`` (laid out, nothing run), and the
-    data sets those runs use: the ones found here (a run on a data set this machine lacks cannot be keyed)."""
+    data sets those runs use: the ones found here (a run on a data set this machine lacks cannot be keyed).
+    ``tuned``: the tuning choices to lay them out with (a ledger's ``tuned``), not this store's."""
+    from .pairrank.experiments import pinned_tuning
     from .verdicts import claim_grids
 
-    specs = [s for group in claim_grids(paper, profile, data_dir, seeds).values() for s in group]
+    with pinned_tuning(tuned):
+        specs = [s for group in claim_grids(paper, profile, data_dir, seeds).values() for s in group]
     return {spec_key(s, data_dir) for s in specs}, {s.dataset for s in specs}
 
 
@@ -222,7 +245,7 @@ def book_records(quick: list[dict], papers, data_dir=None) -> tuple[list[dict], 
             notes.setdefault(paper, f"no ledger yet: this build's quick runs, shown as previews (write it with "
                                     f"`{refresh_command(paper)}`)")
             continue
-        keys, datasets = current_runs(paper, book["profile"], data_dir, book.get("seeds"))
+        keys, datasets = current_runs(paper, book["profile"], data_dir, book.get("seeds"), book.get("tuned"))
         stale, unchecked = stale_records(book, keys, datasets), unchecked_datasets(book, datasets)
         quick_of = {(r["id"], r["config"]): r for r in mine}
         for r in ledger_records(book, stale):

@@ -4,6 +4,7 @@ their run sizes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -96,10 +97,36 @@ def write_tuned(path: Path, choice: dict) -> None:
                      "the tuning results", STORE_FIX)
 
 
+_PINNED: dict[str, dict | None] = {}
+
+
+@contextlib.contextmanager
+def pinned_tuning(choices: dict[str, dict | None] | None):
+    """Within the block, a tuning page's choice is ``choices[page]`` (None: that page had not run, so the
+    defaults) instead of the file in the results store: how a ledger's runs are keyed again with the tuning they
+    were computed with (:mod:`..ledger`), whatever this store's own tuning pages chose."""
+    saved = dict(_PINNED)
+    _PINNED.update(choices or {})
+    try:
+        yield
+    finally:
+        _PINNED.clear()
+        _PINNED.update(saved)
+
+
+def stored_choice(path: Path) -> dict | None:
+    """The choice a tuning page stored at ``path`` as it is on disk (None where the page has not run)."""
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def read_tuned(path: Path, defaults: dict, page: str) -> dict:
     """``defaults`` overlaid with the values a tuning page stored at ``path`` (the tuning pages of every
-    chapter; each learner is tuned with its own budget). Says so when untuned."""
+    chapter; each learner is tuned with its own budget), or with the choice pinned for ``page``
+    (:func:`pinned_tuning`). Says so when untuned."""
     params = {k: dict(v) for k, v in defaults.items()}
+    if page in _PINNED:
+        params.update({k: dict(v) for k, v in (_PINNED[page] or {}).items()})
+        return params
     if not path.exists():
         print(f"olr: note: no tuning results at {path}: using the defaults {defaults} (run {page} first)",
               file=sys.stderr)
