@@ -25,48 +25,72 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from .colours import VERDICT_COLOURS, confusable, hex_colour, verdict_text_colour  # noqa: F401  (re-exported)
 from .experiments.results import mean_ci
 from .names import DISPLAY_NAMES, FAMILIES, FAMILY_OF, display_name  # noqa: F401  (re-exported)
 
 MIN_RUNS_FOR_CI = 5
-_PALETTE = sns.color_palette("colorblind", 10) + sns.color_palette("dark", 10)
 # Every algorithm of the book, in the order legends list them.
 ALGORITHM_ORDER = ["olranknet", "ollambdarank", "ollambdarank_gt", "pairrank_c", "pairrank_r", "pdgd", "neural_pdgd",
                    "sgd_ranknet", "epsilon_greedy", "dbgd", "neural_dbgd", "dbgd_dsp", "mgd", "mgd_dsp", "nsgd",
                    "nsgd_dsp", "topk_ranksvm", "topk_kl", "topk_squared", "topk_smoothdcg", "listnet_full",
                    "klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank",
                    "mcrank", "offline_ranknet", "offline_lambdarank", "oracle", "random"]
-# Palette index per base method: distinct hues within each family of :data:`names.FAMILIES` (checked by a test),
-# none too pale to read on white (no yellow, no light pink).
-_BASE_COLOUR = {"pairrank_c": 0, "pairrank_r": 9, "pdgd": 2, "sgd_ranknet": 4, "epsilon_greedy": 5, "dbgd": 1,
-                "mgd": 13, "nsgd": 12, "offline_ranknet": 7, "offline_lambdarank": 17, "oracle": 11, "random": 14,
-                "topk_squared": 18, "topk_kl": 16, "topk_ranksvm": 13, "topk_smoothdcg": 19, "listnet_full": 15,
-                "klrank_gper": 0, "klrank_greedy": 3, "online_ranknet_gper": 2, "category_ranking": 4, "hits": 18,
-                "pagerank": 9, "mcrank": 15, "olranknet": 19, "ollambdarank": 16, "ollambdarank_gt": 12}
+# One colour per base method, and no other meaning anywhere in the book (users, data sets and grades are drawn in
+# black and greys, verdicts in :data:`colours.VERDICT_COLOURS`). Chosen so that every two methods that share a
+# figure with the same line style (:data:`SHARED_FIGURES`) stay apart under simulated deuteranopia and protanopia
+# (:func:`colours.confusable`), and every two methods apart in normal vision; checked by tests/test_plotting.py.
+METHOD_COLOURS = {
+    "dbgd": "#669248", "mgd": "#766efa", "nsgd": "#be7ecf", "pdgd": "#1074c6", "pairrank_c": "#3aa27d",
+    "pairrank_r": "#ef62b5", "sgd_ranknet": "#2c5f3c", "epsilon_greedy": "#565207", "olranknet": "#1fa0d8",
+    "ollambdarank": "#7d3436", "ollambdarank_gt": "#4c4595", "listnet_full": "#c15e58", "offline_ranknet": "#1f38c2",
+    "offline_lambdarank": "#75268e", "oracle": "#7e3f68", "random": "#ba881d", "topk_squared": "#ff1596",
+    "topk_kl": "#d26af2", "topk_ranksvm": "#115d04", "topk_smoothdcg": "#ea7601", "klrank_gper": "#8e9f16",
+    "klrank_greedy": "#af0265", "online_ranknet_gper": "#8785c3", "category_ranking": "#cb7fa2", "hits": "#8c05b4",
+    "pagerank": "#b30542", "mcrank": "#773b09"}
+_REFERENCES = ["offline_ranknet", "offline_lambdarank", "oracle", "random"]
+# The methods each figure of the book draws together: a paper's learners with the references, and each family.
+SHARED_FIGURES = {
+    "dsp": ["dbgd", "mgd", "nsgd"],
+    "pairrank": ["pairrank_c", "pairrank_r", "pdgd", "epsilon_greedy", "sgd_ranknet", "dbgd", "mgd", *_REFERENCES],
+    "neural": ["olranknet", "ollambdarank", "pairrank_c", "epsilon_greedy", "pdgd", "dbgd", *_REFERENCES],
+    "topk": ["topk_squared", "topk_kl", "topk_ranksvm", "topk_smoothdcg", "listnet_full", *_REFERENCES],
+    "klrank": ["klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank",
+               "mcrank", "random"],
+    **FAMILIES,
+}
 _LIBRARY = {"klrank_gper", "klrank_greedy", "online_ranknet_gper", "category_ranking", "hits", "pagerank", "mcrank"}
 _NEURAL_VARIANT = (0, (5, 1.5, 1, 1.5, 1, 1.5))      # dash-dot-dot: the neural scorer of a linear method
 ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; growing-library rankers dotted
-    name: {"color": _PALETTE[_BASE_COLOUR[name.removesuffix("_dsp").removeprefix("neural_")]],
+    name: {"color": METHOD_COLOURS[name.removesuffix("_dsp").removeprefix("neural_")],
            "linestyle": "--" if name.endswith("_dsp") else "-." if name.startswith("topk_") else
            ":" if name in _LIBRARY else _NEURAL_VARIANT if name.startswith("neural_") else
            (0, (1, 1)) if name == "ollambdarank_gt" else "-"}
     for name in ALGORITHM_ORDER
 }
-USER_STYLES = {"perfect": {"color": _PALETTE[0], "linestyle": "-"},
-               "navigational": {"color": _PALETTE[1], "linestyle": "-"},
-               "informational": {"color": _PALETTE[2], "linestyle": "-"}}
+# Whatever is not a method (users, data sets, categories): black and greys told apart by line style, never a
+# method's colour.
+NEUTRAL_STYLES = [{"color": "#000000", "linestyle": "-"}, {"color": "#5a5a5a", "linestyle": "--"},
+                  {"color": "#8c8c8c", "linestyle": ":"}, {"color": "#000000", "linestyle": "-."},
+                  {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT}, {"color": "#8c8c8c", "linestyle": "-"}]
+USER_STYLES = {user: NEUTRAL_STYLES[i] for i, user in enumerate(("perfect", "navigational", "informational"))}
 BOUNDS = {"ndcg": (0.0, 1.0), "cosine": (-1.0, 1.0)}
 
 
 def set_style() -> None:
-    """The book's style: white grid, colour-blind palette, readable sizes."""
-    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    """The book's style: white grid, readable sizes; a series drawn without a style of its own (not a method) is
+    black or grey, told apart by line style (:data:`NEUTRAL_STYLES`)."""
+    from cycler import cycler
+
+    sns.set_theme(context="notebook", style="whitegrid")
+    neutral = cycler(color=[s["color"] for s in NEUTRAL_STYLES], linestyle=[s["linestyle"] for s in NEUTRAL_STYLES])
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
-                         "legend.frameon": False})
+                         "legend.frameon": False, "axes.prop_cycle": neutral})
 
 
 def style_of(name, fallback_index: int = 0) -> dict:
-    """Colour and line style of an algorithm or user type (the same on every page of the book)."""
+    """Colour and line style of an algorithm or user type (the same on every page of the book); anything else
+    takes a neutral style (black or grey, with its own line style and marker)."""
     key = str(name)
     if key in ALGORITHM_STYLES:
         return dict(ALGORITHM_STYLES[key])
@@ -75,7 +99,7 @@ def style_of(name, fallback_index: int = 0) -> dict:
     base = key.split("(")[0]                     # a label such as "mgd_dsp(dsp_lambda=0.5)"
     if base in ALGORITHM_STYLES:
         return dict(ALGORITHM_STYLES[base])
-    return {"color": _PALETTE[fallback_index % len(_PALETTE)], "linestyle": "-"}
+    return dict(NEUTRAL_STYLES[fallback_index % len(NEUTRAL_STYLES)])
 
 
 def ordered(values) -> list:
@@ -223,9 +247,7 @@ def plot_curves(frame: pd.DataFrame, hue: str = "label", col: str | None = "clic
     return fig
 
 
-VERDICT_COLOURS = {"reproduced": "#2e7d32", "partly": "#b8860b", "smaller than reported": "#e65100",
-                   "not reproduced": "#c62828",
-                   "inconclusive": "#757575", "not testable here": "#bdbdbd"}
+
 def _set_ylims(by_panel: dict, sharey, limits) -> None:
     """One y-range per panel value (over its rows), one for all when ``sharey`` says so, clipped to the metric."""
     ranges = {panel: (min(ax.get_ylim()[0] for ax in axes), max(ax.get_ylim()[1] for ax in axes))
@@ -262,27 +284,70 @@ def _png_source(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def figure_series(fig) -> list[dict]:
+    """What tells a figure's series apart, from its legends (the figure's, its subfigures' and its axes'; without
+    a legend, the axes' labelled artists): per label its colour, line style, marker and hatch."""
+    legends = [*fig.legends, *(lg for sub in getattr(fig, "subfigs", []) for lg in sub.legends),
+               *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    pairs = [(h, t.get_text()) for lg in legends for h, t in zip(lg.legend_handles, lg.get_texts())]
+    if not legends:
+        pairs = [p for ax in fig.axes for p in zip(*ax.get_legend_handles_labels())]
+    series = {}
+    for handle, label in pairs:
+        if label and not label.startswith("_") and handle is not None:
+            series.setdefault(label, {"label": label, **_appearance(handle)})
+    return list(series.values())
+
+
+def _appearance(handle) -> dict:
+    """Colour (hex), line style, marker and hatch of a legend handle (a line, a patch or a scatter)."""
+    from matplotlib.collections import Collection
+    from matplotlib.colors import to_rgb
+    from matplotlib.lines import Line2D
+
+    if isinstance(handle, Line2D):
+        dashes = getattr(handle, "_unscaled_dash_pattern", None)
+        style = handle.get_linestyle() if dashes is None or dashes[1] is None else str(dashes)
+        marker = handle.get_marker()
+        return {"colour": hex_colour(to_rgb(handle.get_color())), "linestyle": style,
+                "marker": "" if marker in (None, "None", "") else str(marker)}
+    if isinstance(handle, Collection):
+        faces = handle.get_facecolor()
+        paths = handle.get_paths()
+        marker = str(np.round(paths[0].vertices, 2).tolist()) if len(paths) else ""
+        return {"colour": hex_colour(faces[0] if len(faces) else (0, 0, 0)), "marker": marker,
+                "hatch": handle.get_hatch() or ""}
+    colour = handle.get_facecolor() if hasattr(handle, "get_facecolor") else (0, 0, 0)
+    return {"colour": hex_colour(colour), "hatch": getattr(handle, "get_hatch", lambda: "")() or ""}
+
+
 def figure_html(fig, caption: str) -> str:
     """The figure as an HTML ``<figure>`` (PNG inline) with ``caption`` as its ``<figcaption>``; `code` spans
-    in the caption render as code."""
+    in the caption render as code. The ``<figure>`` carries its series (:func:`figure_series`) in ``data-series``
+    for the browser check's colour-vision test."""
     import html
+    import json
     import re
 
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(caption.strip()))
     alt = html.escape(re.sub(r"[`*]", "", caption.strip().split(". ")[0]), quote=True)
-    return (f'<figure class="olr-figure"><img src="{_png_source(fig)}" alt="{alt}" style="max-width: 100%">'
-            f'<figcaption class="olr-caption">{text}</figcaption></figure>')
+    series = html.escape(json.dumps(figure_series(fig)), quote=True)
+    return (f'<figure class="olr-figure" data-series="{series}"><img src="{_png_source(fig)}" alt="{alt}" '
+            f'style="max-width: 100%"><figcaption class="olr-caption">{text}</figcaption></figure>')
 
 
 def inline_image(fig, alt: str):
     """The figure as an inline PNG ``<img>`` (IPython HTML) to glue for a chapter page, which adds the caption:
     a glued matplotlib figure is pasted as an image file that only the page showing the same PNG would write,
-    while :func:`show_figure` shows figures inline."""
+    while :func:`show_figure` shows figures inline. The image carries the figure's series in ``data-series``."""
     import html
+    import json
 
     from IPython.display import HTML
 
-    return HTML(f'<img src="{_png_source(fig)}" alt="{html.escape(alt, quote=True)}" style="max-width: 100%">')
+    series = html.escape(json.dumps(figure_series(fig)), quote=True)
+    return HTML(f'<img src="{_png_source(fig)}" alt="{html.escape(alt, quote=True)}" data-series="{series}" '
+                'style="max-width: 100%">')
 
 
 def show_figure(fig, caption: str) -> None:

@@ -137,7 +137,7 @@ def test_every_shown_figure_has_a_caption():
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
     html = plotting.figure_html(fig, "What to see: the line <rises>; `olr book` redraws it.")
-    assert html.startswith('<figure class="olr-figure"><img src="data:image/png;base64,')
+    assert html.startswith('<figure class="olr-figure" data-series="[]"><img src="data:image/png;base64,')
     assert "<figcaption class=\"olr-caption\">What to see: the line &lt;rises&gt;; <code>olr book</code>" in html
     with pytest.raises(ValueError, match="caption"):
         plotting.show_figure(fig, "  ")
@@ -165,3 +165,60 @@ def test_a_reference_line_stays_in_view():
     for ax in fig.axes:
         low, high = ax.get_ylim()
         assert low <= levels[ax.get_title()] <= high
+
+
+# One colour-blind-safe palette with one meaning per colour (#47).
+
+def _shared_pairs():
+    """(a, b) of base methods drawn together with the same line style somewhere in the book."""
+    from olr_core.plotting import SHARED_FIGURES
+
+    pairs = set()
+    for members in [*SHARED_FIGURES.values(), *([*m, "random"] for m in FAMILIES.values())]:
+        for a, b in itertools.combinations(dict.fromkeys(base(m) for m in members), 2):
+            if str(plotting.style_of(a)["linestyle"]) == str(plotting.style_of(b)["linestyle"]):
+                pairs.add(tuple(sorted((a, b))))
+    return sorted(pairs)
+
+
+def test_methods_that_share_a_figure_stay_apart_under_simulated_deuteranopia_and_protanopia():
+    from olr_core.colours import MIN_DISTANCE, cvd_distance
+
+    close = [(a, b, round(cvd_distance(plotting.METHOD_COLOURS[a], plotting.METHOD_COLOURS[b]), 1))
+             for a, b in _shared_pairs()
+             if cvd_distance(plotting.METHOD_COLOURS[a], plotting.METHOD_COLOURS[b]) < MIN_DISTANCE]
+    assert close == []
+    assert cvd_distance("#8c0800", "#12711c") < MIN_DISTANCE     # the old MGD dark red and NSGD green: one olive
+
+
+def test_a_colour_means_one_method_and_nothing_else():
+    colours = plotting.METHOD_COLOURS
+    for (a, ca), (b, cb) in itertools.combinations(colours.items(), 2):
+        assert np.linalg.norm(lab(ca) - lab(cb)) >= 20, f"{a} and {b} share a colour"
+    neutral = {matplotlib.colors.to_hex(s["color"]) for s in plotting.NEUTRAL_STYLES}
+    assert all(np.hypot(*lab(c)[1:]) < 1 for c in neutral)              # users, data sets: black and greys
+    assert all(np.hypot(*lab(c)[1:]) >= 15 for c in colours.values())   # no method is grey
+    assert {matplotlib.colors.to_hex(plotting.style_of(u)["color"]) for u in plotting.USER_STYLES} <= neutral
+    assert matplotlib.colors.to_hex(plotting.style_of("synth-mq-linear")["color"]) in neutral
+
+
+def test_a_figure_carries_its_series_and_a_colour_blind_clash_is_found():
+    import html
+    import json
+    import re
+
+    import matplotlib.pyplot as plt
+
+    from olr_core.colours import confusable
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], color="#8c0800", label="MGD")
+    ax.plot([0, 1], [1, 0], color="#12711c", label="NSGD")
+    ax.plot([0, 1], [0.5, 0.5], color="#12711c", ls="--", label="NSGD-DSP")
+    ax.legend()
+    series = json.loads(html.unescape(re.search(r'data-series="([^"]*)"', plotting.figure_html(fig, "x")).group(1)))
+    plt.close(fig)
+    assert [s["label"] for s in series] == ["MGD", "NSGD", "NSGD-DSP"]
+    assert [(a, b) for a, b, _ in confusable(series)] == [("MGD", "NSGD")]     # dashed tells NSGD-DSP apart
+    styled = [{**s, "colour": plotting.METHOD_COLOURS[{"MGD": "mgd"}.get(s["label"], "nsgd")]} for s in series]
+    assert confusable(styled) == []

@@ -33,7 +33,7 @@ from .task import Task, task_of
 PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "costs.py",
                      "migrate.py", "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py", "adaptive.py",
                      "sequential.py", "bundle.py", "validate.py", "course.py", "course_sandbox.py", "course_jail.py",
-                     "course_wire.py"}
+                     "course_wire.py", "colours.py"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,176 @@
+"""The answer first: a one-screen summary of every paper's verdicts, for the intro and the verdicts page.
+
+Everything here is computed from the claim records the verdicts page shows (:func:`.ledger.book_records`):
+per paper, the headline verdicts counted (paper scale where a ledger holds them, this build's previews for the
+others, never mixed), the scale they rest on beside the paper's, one sentence, and a figure of the counts
+coloured by verdict.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from ..claims import VERDICTS
+
+PAPER_SCALE, PREVIEW = "paper", "preview"
+
+
+@dataclass(frozen=True)
+class PaperSummary:
+    """One paper's headline verdicts at one scale: counts per verdict, where they come from, and their scale
+    (fewest to most rounds and runs per cell, ours and the paper's)."""
+
+    paper: str
+    name: str
+    scale: str                   # "paper" (counted) or "preview" (this build's shorter or fewer runs)
+    source: str                  # "the ledger of DATE" or "this build's quick runs"
+    counts: dict
+    horizons: tuple
+    paper_horizons: tuple
+    runs: tuple
+    paper_runs: tuple
+
+    @property
+    def claims(self) -> int:
+        return sum(self.counts.values())
+
+
+def short_name(title: str) -> str:
+    """A paper's short name from its registry title: the method named in brackets ("... (DSP), Wang et al."),
+    else the title up to its first comma ("PairRank, Jia et al., WWW 2021" -> "PairRank")."""
+    bracket = re.search(r"\(([^()]+)\)", title)
+    return (bracket.group(1) if bracket else title.split(",")[0]).strip()
+
+
+def _span(values) -> tuple:
+    """(fewest, most) of the numbers among ``values`` (an empty tuple where there is none)."""
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return (min(numbers), max(numbers)) if numbers else ()
+
+
+def paper_summaries(records: list[dict], titles: dict[str, str]) -> list[PaperSummary]:
+    """One summary per paper (in ``titles``' order) of its headline records: the paper-scale verdicts where it
+    has any, else its previews. A paper with both gets one summary per scale (the previews are never counted
+    with the paper-scale verdicts)."""
+    out = []
+    for paper, title in titles.items():
+        heads = [r for r in records if r["paper"] == paper and r.get("config_role") == "headline"]
+        for scale in (PAPER_SCALE, PREVIEW):
+            shown = [r for r in heads if _scale(r) == scale]
+            if shown:
+                out.append(_summary(paper, short_name(title), scale, shown))
+    return out
+
+
+def _scale(record: dict) -> str:
+    """A record's scale for the summary: untestable records count with the scale of their paper's source (a
+    ledger's are paper-scale, this build's are previews)."""
+    if record.get("scale") in (PAPER_SCALE, PREVIEW):
+        return record["scale"]
+    return PAPER_SCALE if record.get("verdict_source") == "ledger" else PREVIEW
+
+
+def _summary(paper: str, name: str, scale: str, records: list[dict]) -> PaperSummary:
+    counts = {v: sum(r["verdict"] == v for r in records) for v in VERDICTS}
+    ledger = next((r["ledger"] for r in records if r.get("ledger")), None)
+    source = f"the ledger of {ledger['date'][:10]}" if ledger else "this build's quick runs"
+    measured = [r for r in records if r.get("horizon") is not None or r.get("runs_per_cell") is not None]
+    return PaperSummary(paper, name, scale, source, counts,
+                        _span(r.get("horizon") for r in measured), _span(r.get("paper_horizon") for r in measured),
+                        _span(r.get("runs_per_cell") for r in measured), _span(r.get("paper_runs") for r in measured))
+
+
+def _range(span: tuple, unit: str) -> str:
+    """ "5,000 rounds" or "1,000 to 20,000 rounds"; "" without numbers."""
+    if not span:
+        return ""
+    low, high = (f"{int(v):,}" for v in span)
+    return f"{low} {unit}" if low == high else f"{low} to {high} {unit}"
+
+
+def scale_phrase(summary: PaperSummary) -> str:
+    """Ours against the paper's: "20,000 rounds and 10 runs per cell; the paper: 20,000 rounds, 1 run"."""
+    ours = " and ".join(p for p in (_range(summary.horizons, "rounds"), _range(summary.runs, "runs per cell")) if p)
+    paper = ", ".join(p for p in (_range(summary.paper_horizons, "rounds"), _range(summary.paper_runs, "runs"))
+                      if p).replace(" 1 runs", " 1 run")
+    if not ours:
+        return ""
+    return ours + (f"; the paper: {paper}" if paper else "")
+
+
+def counts_phrase(counts: dict) -> str:
+    """ "7 reproduced, 3 not reproduced and 4 inconclusive": the non-zero counts in the verdicts' order."""
+    parts = [f"{n} {verdict}" for verdict, n in counts.items() if n]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1] if parts else "none"
+
+
+def sentence(summary: PaperSummary) -> str:
+    """The paper's verdicts in one sentence, with the scale they rest on and whether they are counted."""
+    scale = scale_phrase(summary)
+    if summary.scale == PAPER_SCALE:
+        return (f"{summary.name}: of {summary.claims} claims, {counts_phrase(summary.counts)}, at the paper's scale "
+                f"from {summary.source}" + (f" ({scale})." if scale else "."))
+    return (f"{summary.name}: no paper-scale verdict yet; {summary.source} preview {summary.claims} claims: "
+            f"{counts_phrase(summary.counts)}" + (f" ({scale})" if scale else "") + ", not counted.")
+
+
+def headline_counts(summaries: list[PaperSummary]) -> dict:
+    """The paper-scale verdicts of every paper added up (previews left out)."""
+    return {v: sum(s.counts[v] for s in summaries if s.scale == PAPER_SCALE) for v in VERDICTS}
+
+
+def plot_verdicts_by_paper(summaries: list[PaperSummary]):
+    """One horizontal bar per paper and scale, split into its verdicts' counts (each labelled), coloured by
+    verdict; a preview's bar is hatched and named as one. The figure carries its counts as ``counts``."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import VERDICT_COLOURS, verdict_text_colour
+
+    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(summaries) + 1.3))
+    labels = [s.name + ("" if s.scale == PAPER_SCALE else " (preview)") for s in summaries]
+    for y, s in enumerate(summaries):
+        left = 0
+        for verdict in VERDICTS:
+            n = s.counts[verdict]
+            if not n:
+                continue
+            ax.barh(y, n, left=left, color=VERDICT_COLOURS[verdict], edgecolor="white", linewidth=1,
+                    hatch="//" if s.scale == PREVIEW else None, label=verdict)
+            ax.text(left + n / 2, y, str(n), ha="center", va="center", fontsize=9,
+                    color=verdict_text_colour(verdict), fontweight="bold")
+            left += n
+    ax.set_yticks(range(len(summaries)), labels)
+    ax.set_ylim(len(summaries) - 0.5, -0.5)
+    ax.set_xlabel("claims (one headline verdict each)")
+    ax.grid(axis="y", visible=False)
+    handles = {label: h for h, label in zip(*ax.get_legend_handles_labels())}
+    ordered = [v for v in VERDICTS if v in handles]
+    ax.legend([handles[v] for v in ordered], ordered, loc="upper center", bbox_to_anchor=(0.5, -0.25 - 0.1 / len(summaries)),
+              ncol=min(len(ordered), 3), fontsize=9)
+    fig.tight_layout()
+    fig.counts = {(s.paper, s.scale): dict(s.counts) for s in summaries}
+    return fig
+
+
+def summary_caption(summaries: list[PaperSummary]) -> str:
+    """The figure's caption: what the bars count and where they come from."""
+    previews = [s.name for s in summaries if s.scale == PREVIEW]
+    return ("Headline verdicts per paper, one per claim, coloured by verdict. Solid bars rest on runs at the "
+            "paper's horizon with at least the paper's runs per cell (each paper's ledger); "
+            + (f"hatched bars ({', '.join(previews)}) are previews from this build's shorter or fewer runs, "
+               "never counted with them." if previews else "no paper is shown as a preview."))
+
+
+def summary_html(summaries: list[PaperSummary], figure: str, verdicts_href: str) -> str:
+    """The summary block: the paper-scale total in one line, the figure (an HTML ``<figure>``), one sentence per
+    paper and a link to the table of every claim."""
+    total = headline_counts(summaries)
+    counted = sum(total.values())
+    lead = (f"At the papers' scale, {counted} claims have a verdict: {counts_phrase(total)}."
+            if counted else "No paper has a paper-scale verdict yet: every count below is a preview.")
+    items = "".join(f"<li>{html.escape(sentence(s))}</li>" for s in summaries)
+    return (f"<div class='olr-answer'><p><strong>{html.escape(lead)}</strong></p>{figure}"
+            f"<ul class='olr-answer-papers'>{items}</ul>"
+            f"<p>Every claim, its numbers and why: <a href='{verdicts_href}'>the verdicts page</a>.</p></div>")
