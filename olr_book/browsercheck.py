@@ -11,14 +11,21 @@
 - a generated page whose code toggle does not open its code, and a search page that finds nothing for
   a word every chapter uses;
 - what a reader should never see: a verdict word broken across two lines (the rectangles of its
-  letters on two lines) or overflowing the element that holds it (an element width check), an image
-  without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
+  letters on two lines) or overflowing the element that holds it (an element width check), text that is a raw
   Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
   table whose first column is an unnamed index (row headers under an empty header cell) or that is
   wider than the page's main column (columns behind a horizontal scroll), and a table cell "mean ± s.d." whose
   mean has other decimals than its s.d. or whose s.d. shows more than two significant digits. Code the
   authors wrote is not reader text: code cells and inline code in prose are left out of these checks;
-- a link in the page's text to a local page that does not exist or to an anchor that page does not have.
+- a link in the page's text to a local page that does not exist or to an anchor that page does not have;
+- the verdict table (``table.olr-verdicts``) with a word broken inside (the rectangles of its letters on two
+  lines) or a claim's row taller than :data:`MAX_ROW_PX` at the check's width of :data:`WIDE_PX`;
+- a figure (an image in the page's main column) without a caption, without the book's number ("Figure 12.") at
+  the start of its caption, naming a figure of its own ("Figure 3") without saying whose (the paper's), or shown
+  at less than :data:`MIN_FIGURE_SCALE` of its drawn width (labels too small to read);
+- two series of one figure (its ``data-series``, :func:`olr_core.plotting.figure_series`) told apart by colour
+  only and indistinguishable under simulated deuteranopia or protanopia (:func:`olr_core.colours.confusable`);
+- a page wider than the window at :data:`NARROW_PX` (a phone): anything that makes the page scroll sideways.
 
 It saves screenshots of the intro, a chapter and the verdicts page under ``--screenshots``. The browser
 never reaches the network: pages are opened from disk, and a request elsewhere is reported, not made.
@@ -50,6 +57,10 @@ READER_TEXT = {
     "negative zero": r"(?<![\w.])[-\u2212]0(?:\.0+)?(?![\d.])",
 }
 SCREENSHOTS = {"intro": "book/intro.html", "chapter": "book/pairrank.html", "verdicts": "book/generated/claims.html"}
+WIDE_PX, NARROW_PX = 1400, 400       # the reader's desktop and phone widths
+MAX_ROW_PX = 600                     # a claim's row of the verdict table (its details folded) at WIDE_PX
+MIN_FIGURE_SCALE = 0.6               # a figure shown narrower than this share of its drawn width is too small
+VERDICT_TABLE = "table.olr-verdicts"
 
 # Runs in the page after MathJax has typeset it: every check that reads the DOM, in one round trip.
 PAGE_PROBE = r"""
@@ -105,11 +116,6 @@ ready.then(settle).then(() => {
     const m = whole.match(new RegExp(source, 'm'));
     if (m) reader.push([name, whole.slice(Math.max(0, m.index - 20), m.index + 40).replace(/\s+/g, ' ')]);
   }
-  const figures = [...document.querySelectorAll('main img')].map(i => {
-    const figure = i.closest('figure, .olr-figure');        // a chapter's captioned figure container too
-    const caption = figure ? figure.querySelector('figcaption, .olr-caption') : null;
-    return {src: i.getAttribute('src'), captioned: !!(caption && caption.textContent.trim())};
-  });
   const indexTables = [...document.querySelectorAll('main table')].filter(t => {
     const body = [...t.querySelectorAll('tbody tr')];
     const head = [...t.querySelectorAll('thead tr')];
@@ -121,13 +127,61 @@ ready.then(settle).then(() => {
     t => t.getBoundingClientRect().width > main.getBoundingClientRect().width + 1).length;
   const links = [...document.querySelectorAll('main a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
   const noise = [...document.querySelectorAll('main td')].map(c => c.textContent.trim()).filter(t => t.includes('±'));
-  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide, noise});
+  const brokenWords = [];
+  for (const table of document.querySelectorAll(__VERDICT_TABLE__)) {
+    const inTable = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+    while (inTable.nextNode()) {
+      const node = inTable.currentNode;
+      if (node.parentElement.closest('style')) continue;
+      for (const m of node.textContent.matchAll(/[\p{L}\p{N}_]+/gu)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (tops.size > 1) brokenWords.push(m[0]);
+      }
+    }
+  }
+  const tallRows = [...document.querySelectorAll(__VERDICT_TABLE__ + ' tbody')].map(
+    b => [(b.querySelector('[id]') || b).id || b.textContent.trim().slice(0, 30), Math.round(b.getBoundingClientRect().height)]);
+  const figureCaptions = [...document.querySelectorAll('main img')].map(i => {
+    const figure = i.closest('figure, .olr-figure');        // a chapter's captioned figure container too
+    const caption = figure ? figure.querySelector('figcaption, .olr-caption') : null;
+    return {src: (i.getAttribute('src') || '').slice(0, 60), caption: caption ? caption.textContent.trim() : '',
+            shown: i.getBoundingClientRect().width, drawn: i.naturalWidth};
+  });
+  const series = [...document.querySelectorAll('main [data-series]')].map(
+    e => [(e.querySelector('figcaption, .olr-caption') || e).textContent.trim().slice(0, 40), e.getAttribute('data-series')]);
+  done({math: math.length, unrendered, raw, images, skips, splits, reader, indexTables, links, wide, noise,
+        brokenWords, tallRows, figureCaptions, series});
 }).catch(e => done({error: String(e)}));
 """
 PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
-    "__READER_TEXT__", json.dumps(READER_TEXT))
+    "__READER_TEXT__", json.dumps(READER_TEXT)).replace("__VERDICT_TABLE__", json.dumps(VERDICT_TABLE))
 EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
-               "figures": [], "indexTables": 0, "links": [], "wide": 0, "noise": []}
+               "indexTables": 0, "links": [], "wide": 0, "noise": [], "brokenWords": [],
+               "tallRows": [], "figureCaptions": [], "series": []}
+# At the phone's width: how far the page reaches beyond the window, and the element that reaches furthest.
+NARROW_PROBE = r"""
+const width = document.documentElement.clientWidth, scroll = document.scrollingElement.scrollWidth;
+const clipped = e => {
+  for (let a = e.parentElement; a && a !== document.body; a = a.parentElement)
+    if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(a).overflowX)) return true;
+  return false;
+};
+let widest = '', right = width;
+if (scroll > width + 1) {
+  for (const e of document.querySelectorAll('body *')) {
+    const box = e.getBoundingClientRect();
+    if (box.width > 0 && box.right > right + 1 && getComputedStyle(e).position !== 'fixed' && !clipped(e)) {
+      right = box.right;
+      widest = e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className.trim()
+                                          ? '.' + e.className.trim().split(/\s+/).join('.') : '');
+    }
+  }
+}
+return {scroll, width, widest};
+"""
 
 
 @dataclass
@@ -136,7 +190,7 @@ class PageResult:
     problems: list = field(default_factory=list)
 
 
-def driver(width: int = 1280, height: int = 1000):
+def driver(width: int = WIDE_PX, height: int = 1000):
     """Headless Chromium with its console and network logs recorded (no Selenium Manager: the driver is Debian's)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -194,7 +248,7 @@ def check_page(browser, path: Path, root: Path) -> PageResult:
         if not image["alt"]:
             result.problems.append(f"image without alt text: {image['src']}")
     result.problems += [f"heading levels skip: {s}" for s in probe["skips"]]
-    result.problems += reader_problems(probe, needs_captions(result.page))
+    result.problems += reader_problems(probe)
     result.problems += [f"link to a missing page or anchor: {link}" for link in broken_links(probe["links"])]
     return result
 
@@ -219,19 +273,11 @@ def broken_links(links: list[str]) -> list[str]:
     return broken
 
 
-def needs_captions(page: str) -> bool:
-    """A chapter page (``book/NAME.html``) or a figure page (a generated page named after a figure)."""
-    parts = Path(page).parts
-    return (len(parts) == 2 and parts[0] == "book") or (len(parts) == 3 and parts[:2] == ("book", "generated")
-                                                        and re.search(r"figure", parts[2]) is not None)
-
-
-def reader_problems(probe: dict, captions: bool) -> list[str]:
-    """What a reader should never meet: broken verdict words, uncaptioned figures (where ``captions``), raw dicts,
-    absolute paths, NaN, negative zeros, unnamed index columns and "mean ± s.d." cells printed past their noise."""
+def reader_problems(probe: dict) -> list[str]:
+    """What a reader should never meet: broken verdict words, raw dicts, absolute paths, NaN, negative zeros,
+    unnamed index columns, "mean ± s.d." cells printed past their noise, a verdict table that breaks words or
+    rows too tall, and figures without number or caption, too small, or unreadable to a colour-blind reader."""
     out = [f"verdict word broken across lines or overflowing its box: {w!r}" for w in sorted(set(probe["splits"]))]
-    if captions:
-        out += [f"figure without a caption: {f['src']}" for f in probe["figures"] if not f["captioned"]]
     out += [f"{name} in the text: {snippet.strip()!r}" for name, snippet in probe["reader"]]
     if probe["indexTables"]:
         out.append(f"{probe['indexTables']} table(s) with an unnamed index column")
@@ -239,7 +285,67 @@ def reader_problems(probe: dict, captions: bool) -> list[str]:
         out.append(f"{probe['wide']} table(s) wider than the page (columns behind a horizontal scroll)")
     out += [f"table cell printed past its noise (decimals beyond its s.d.'s second significant digit): {c!r}"
             for c in noise_digit_problems(probe.get("noise", []))]
+    return out + verdict_table_problems(probe) + figure_problems(probe)
+
+
+def verdict_table_problems(probe: dict) -> list[str]:
+    """Words broken inside the verdict table, and claim rows taller than :data:`MAX_ROW_PX`."""
+    out = [f"word broken inside the verdict table: {w!r}" for w in sorted(set(probe.get("brokenWords", [])))]
+    return out + [f"verdict row {name!r} is {height} px tall at {WIDE_PX} px (at most {MAX_ROW_PX})"
+                  for name, height in probe.get("tallRows", []) if height > MAX_ROW_PX]
+
+
+FIGURE_NUMBER = re.compile(r"^Figure \d+\.")
+OTHERS_FIGURE = re.compile(r"(?<!paper's )(?<!paper’s )\bFig(?:ure|\.) ?\d+")
+
+
+def figure_problems(probe: dict) -> list[str]:
+    """Figures without a caption, without the book's number, naming another figure without saying whose, shown
+    too small to read, or with two series a colour-blind reader cannot tell apart."""
+    from olr_core.colours import confusable
+
+    out = []
+    for f in probe.get("figureCaptions", []):
+        caption = f["caption"]
+        if not caption:
+            out.append(f"figure without a caption: {f['src']}")
+        elif not FIGURE_NUMBER.match(caption):
+            out.append(f"figure without the book's number at the start of its caption: {caption[:50]!r}")
+        elif OTHERS_FIGURE.search(FIGURE_NUMBER.sub("", caption, count=1)):
+            out.append(f"figure caption names a figure without saying whose (write \"the paper's Figure N\"): "
+                       f"{caption[:60]!r}")
+        if f["drawn"] and f["shown"] < MIN_FIGURE_SCALE * f["drawn"]:
+            out.append(f"figure shown at {f['shown'] / f['drawn']:.0%} of its drawn width, too small to read: "
+                       f"{caption[:40]!r}")
+    for caption, text in probe.get("series", []):
+        try:
+            series = json.loads(text)
+        except (TypeError, ValueError):
+            out.append(f"figure with unreadable data-series: {caption!r}")
+            continue
+        out += [f"figure {caption!r}: {a} and {b} look alike under simulated deuteranopia or protanopia "
+                f"(colour distance {d})" for a, b, d in confusable(series)]
     return out
+
+
+def narrow(browser, on: bool) -> None:
+    """Lay pages out at :data:`NARROW_PX` (a phone; Chromium's windows cannot be that narrow, so its viewport is
+    emulated), or back at the window's own width."""
+    if on:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": NARROW_PX, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+    else:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def narrow_problems(browser, path: Path, root: Path) -> list[str]:
+    """The page at :data:`NARROW_PX`: anything wider than the window (the page scrolls sideways)."""
+    browser.get(path.resolve().as_uri())
+    probe = browser.execute_script(NARROW_PROBE)
+    if probe["scroll"] <= probe["width"] + 1:
+        return []
+    return [f"{path.relative_to(root)}: horizontal overflow at {NARROW_PX} px: the page is {probe['scroll']} px "
+            f"wide (widest: {probe['widest'] or 'unknown'})"]
 
 
 def check_code_toggle(browser, path: Path) -> list[str]:
@@ -293,6 +399,10 @@ def check_book(root: Path, screenshots: Path | None = None, pages: list[Path] | 
             problems += check_search(browser, root)
         if (root / CLAIMS_PAGE).exists():                    # every verdict row reaches its page's anchor
             problems += check_claim_links(root, pages=(CLAIMS_PAGE,))
+        narrow(browser, True)
+        for page in pages:
+            problems += narrow_problems(browser, page, root)
+        narrow(browser, False)
         if screenshots is not None:
             screenshots.mkdir(parents=True, exist_ok=True)
             for name, relative in SCREENSHOTS.items():

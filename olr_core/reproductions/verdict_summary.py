@@ -83,18 +83,18 @@ def _summary(paper: str, name: str, scale: str, records: list[dict]) -> PaperSum
 
 
 def _range(span: tuple, unit: str) -> str:
-    """ "5,000 rounds" or "1,000 to 20,000 rounds"; "" without numbers."""
+    """ "5,000 rounds" or "1,000–20,000 rounds"; "" without numbers; "1 run" for one."""
     if not span:
         return ""
     low, high = (f"{int(v):,}" for v in span)
-    return f"{low} {unit}" if low == high else f"{low} to {high} {unit}"
+    text = f"{low} {unit}" if low == high else f"{low}–{high} {unit}"
+    return text.replace("1 runs", "1 run") if text.startswith("1 runs") else text
 
 
 def scale_phrase(summary: PaperSummary) -> str:
-    """Ours against the paper's: "20,000 rounds and 10 runs per cell; the paper: 20,000 rounds, 1 run"."""
-    ours = " and ".join(p for p in (_range(summary.horizons, "rounds"), _range(summary.runs, "runs per cell")) if p)
-    paper = ", ".join(p for p in (_range(summary.paper_horizons, "rounds"), _range(summary.paper_runs, "runs"))
-                      if p).replace(" 1 runs", " 1 run")
+    """Ours against the paper's: "20,000 rounds, 10 runs per cell; the paper: 20,000 rounds, 1 run"."""
+    ours = ", ".join(p for p in (_range(summary.horizons, "rounds"), _range(summary.runs, "runs per cell")) if p)
+    paper = ", ".join(p for p in (_range(summary.paper_horizons, "rounds"), _range(summary.paper_runs, "runs")) if p)
     if not ours:
         return ""
     return ours + (f"; the paper: {paper}" if paper else "")
@@ -103,17 +103,35 @@ def scale_phrase(summary: PaperSummary) -> str:
 def counts_phrase(counts: dict) -> str:
     """ "7 reproduced, 3 not reproduced and 4 inconclusive": the non-zero counts in the verdicts' order."""
     parts = [f"{n} {verdict}" for verdict, n in counts.items() if n]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1] if parts else "none"
+    if len(parts) < 2:
+        return parts[0] if parts else "none"
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def sentence(summary: PaperSummary) -> str:
     """The paper's verdicts in one sentence, with the scale they rest on and whether they are counted."""
     scale = scale_phrase(summary)
     if summary.scale == PAPER_SCALE:
-        return (f"{summary.name}: of {summary.claims} claims, {counts_phrase(summary.counts)}, at the paper's scale "
-                f"from {summary.source}" + (f" ({scale})." if scale else "."))
-    return (f"{summary.name}: no paper-scale verdict yet; {summary.source} preview {summary.claims} claims: "
-            f"{counts_phrase(summary.counts)}" + (f" ({scale})" if scale else "") + ", not counted.")
+        return (f"{summary.name}: {counts_phrase(summary.counts)} of {summary.claims} claims, at the paper's scale "
+                f"({summary.source}" + (f": {scale})." if scale else ")."))
+    return (f"{summary.name}: preview only, not counted: {counts_phrase(summary.counts)} of {summary.claims} claims "
+            f"({summary.source}" + (f": {scale})." if scale else ")."))
+
+
+def lead_sentence(summaries: list[PaperSummary]) -> str:
+    """The answer in one sentence: the paper-scale counts of every paper together, and which papers have only
+    previews."""
+    total = headline_counts(summaries)
+    counted = [s.name for s in summaries if s.scale == PAPER_SCALE]
+    previews = [s.name for s in summaries if s.scale == PREVIEW and s.name not in counted]
+    lead = (f"At the papers' scale ({_names(counted)}), {sum(total.values())} claims: {counts_phrase(total)}."
+            if counted else "No paper has a verdict at its own scale yet.")
+    return lead + (f" {_names(previews)} {'has' if len(previews) == 1 else 'have'} previews only, from this "
+                   "build's shorter runs." if previews else "")
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1] if names else ""
 
 
 def headline_counts(summaries: list[PaperSummary]) -> dict:
@@ -128,7 +146,7 @@ def plot_verdicts_by_paper(summaries: list[PaperSummary]):
 
     from ..plotting import VERDICT_COLOURS, verdict_text_colour
 
-    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(summaries) + 1.3))
+    fig, ax = plt.subplots(figsize=(9.5, 0.36 * len(summaries) + 0.9))
     labels = [s.name + ("" if s.scale == PAPER_SCALE else " (preview)") for s in summaries]
     for y, s in enumerate(summaries):
         left = 0
@@ -147,8 +165,8 @@ def plot_verdicts_by_paper(summaries: list[PaperSummary]):
     ax.grid(axis="y", visible=False)
     handles = {label: h for h, label in zip(*ax.get_legend_handles_labels())}
     ordered = [v for v in VERDICTS if v in handles]
-    ax.legend([handles[v] for v in ordered], ordered, loc="upper center", bbox_to_anchor=(0.5, -0.25 - 0.1 / len(summaries)),
-              ncol=min(len(ordered), 3), fontsize=9)
+    ax.legend([handles[v] for v in ordered], ordered, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=len(ordered), fontsize=9, handlelength=1.2, columnspacing=1.0)
     fig.tight_layout()
     fig.counts = {(s.paper, s.scale): dict(s.counts) for s in summaries}
     return fig
@@ -157,20 +175,16 @@ def plot_verdicts_by_paper(summaries: list[PaperSummary]):
 def summary_caption(summaries: list[PaperSummary]) -> str:
     """The figure's caption: what the bars count and where they come from."""
     previews = [s.name for s in summaries if s.scale == PREVIEW]
-    return ("Headline verdicts per paper, one per claim, coloured by verdict. Solid bars rest on runs at the "
-            "paper's horizon with at least the paper's runs per cell (each paper's ledger); "
-            + (f"hatched bars ({', '.join(previews)}) are previews from this build's shorter or fewer runs, "
-               "never counted with them." if previews else "no paper is shown as a preview."))
+    return ("Headline verdicts per paper, one per claim. Solid bars: at the paper's horizon and runs per cell "
+            "(each paper's ledger)" + (f"; hatched: previews from this build's shorter or fewer runs "
+                                       f"({', '.join(previews)}), not counted." if previews else "."))
 
 
 def summary_html(summaries: list[PaperSummary], figure: str, verdicts_href: str) -> str:
-    """The summary block: the paper-scale total in one line, the figure (an HTML ``<figure>``), one sentence per
-    paper and a link to the table of every claim."""
-    total = headline_counts(summaries)
-    counted = sum(total.values())
-    lead = (f"At the papers' scale, {counted} claims have a verdict: {counts_phrase(total)}."
-            if counted else "No paper has a paper-scale verdict yet: every count below is a preview.")
-    items = "".join(f"<li>{html.escape(sentence(s))}</li>" for s in summaries)
-    return (f"<div class='olr-answer'><p><strong>{html.escape(lead)}</strong></p>{figure}"
+    """The summary block: the answer in one sentence, the figure (an HTML ``<figure>``), one sentence per paper
+    and a link to the table of every claim."""
+    items = "".join(f"<li><b>{html.escape(s.name)}</b>{html.escape(sentence(s).removeprefix(s.name))}</li>"
+                    for s in summaries)
+    return (f"<div class='olr-answer'><p><strong>{html.escape(lead_sentence(summaries))}</strong></p>{figure}"
             f"<ul class='olr-answer-papers'>{items}</ul>"
             f"<p>Every claim, its numbers and why: <a href='{verdicts_href}'>the verdicts page</a>.</p></div>")

@@ -1,0 +1,195 @@
+"""The verdict table a reader reads: one compact row per claim (the claim, the paper's number, ours with its
+interval, the verdict as a coloured badge), and under it, folded, everything behind the verdict: each cell's
+margin and interval, the other configurations' verdicts, where the verdict comes from and why.
+
+The table is plain HTML with its own stylesheet (:data:`STYLE`, scoped to ``table.olr-verdicts``): it takes
+the page's full width (the theme's ``full-width`` container), never breaks a word (long cell names may break
+after a ``/``), and below 640 px each row stacks into labelled lines.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from ..colours import VERDICT_COLOURS, verdict_text_colour
+from .verdict_display import (CONFIGURATIONS, anchor, as_html, cells_text, evidence_href, margin_unit, number,
+                              provenance)
+
+STYLE = """
+.olr-verdicts-wrap { margin: 0.5em 0 1.5em; position: relative; z-index: 3;
+  background: var(--pst-color-background, #fff); }
+table.olr-verdicts { width: 100%; border-collapse: collapse; table-layout: auto; font-size: 0.9em; }
+table.olr-verdicts th, table.olr-verdicts td { text-align: left; vertical-align: top; padding: 0.4em 0.6em;
+  overflow-wrap: normal; word-break: normal; hyphens: manual; border: none; }
+table.olr-verdicts thead th { border-bottom: 2px solid #888; white-space: nowrap; }
+table.olr-verdicts tbody.olr-claim { border-top: 1px solid #d0d0d0; }
+table.olr-verdicts .olr-col-claim { width: 38%; }
+table.olr-verdicts .olr-col-paper { width: 22%; }
+table.olr-verdicts .olr-col-ours { width: 25%; }
+table.olr-verdicts .olr-col-verdict { width: 15%; white-space: nowrap; }
+table.olr-verdicts .olr-id { font-weight: 600; white-space: nowrap; }
+table.olr-verdicts .olr-small { display: block; font-size: 0.85em; color: #555; }
+table.olr-verdicts .olr-number { font-variant-numeric: tabular-nums; }
+table.olr-verdicts tr.olr-detail td { padding-top: 0; }
+table.olr-verdicts details > summary { cursor: pointer; color: #555; font-size: 0.85em; }
+table.olr-verdicts details ul { margin: 0.3em 0 0.3em 1.2em; padding: 0; }
+table.olr-verdicts details p { margin: 0.3em 0; }
+.olr-badge { display: inline-block; padding: 0.05em 0.55em; border-radius: 0.8em; white-space: nowrap;
+  font-weight: 600; font-size: 0.95em; }
+@media (max-width: 640px) {
+  table.olr-verdicts thead { display: none; }
+  table.olr-verdicts, table.olr-verdicts tbody, table.olr-verdicts tr, table.olr-verdicts td {
+    display: block; width: auto !important; }
+  table.olr-verdicts td { padding: 0.15em 0.2em; }
+  table.olr-verdicts td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: #555; }
+  table.olr-verdicts td.olr-col-claim::before { content: none; }
+}
+"""
+COLUMNS = {"claim": "claim", "paper": "the paper", "ours": "ours, 95 % interval", "verdict": "verdict"}
+
+
+class HTMLBlock(str):
+    """HTML that a notebook shows as HTML (and ``glue`` stores as text/html) without importing IPython."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
+def badge(verdict: str) -> str:
+    """The verdict as a coloured badge (the book's verdict colours, text in black or white for contrast)."""
+    return (f"<span class='olr-badge' style='background-color: {VERDICT_COLOURS[verdict]}; "
+            f"color: {verdict_text_colour(verdict)}'>{html.escape(verdict)}</span>")
+
+
+def _finite(*values) -> bool:
+    return all(v is not None and isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+
+
+def _decimals(low: float, high: float, value: float) -> int:
+    """Decimals (negative: tens, hundreds) that keep about two significant digits of the interval's width (three
+    of the value where the interval is a point)."""
+    width = high - low
+    if width > 0:
+        return 1 - math.floor(math.log10(width))
+    return 2 - math.floor(math.log10(abs(value))) if value else 0
+
+
+def _signed(x: float, decimals: int) -> str:
+    """``x`` rounded to ``decimals`` (negative: to tens, hundreds), signed, with a true minus and no "-0"."""
+    rounded = round(x, decimals)
+    if rounded == 0:
+        return "0"
+    return f"{rounded:+,.{max(decimals, 0)}f}".replace("-", "\u2212")
+
+
+def interval_text(value, low=None, high=None) -> str:
+    """ "+0.064 [+0.044, +0.080]" rounded to what the interval supports; an estimate without a bounded interval
+    keeps two significant digits and says why it has none. Never prints inf or n/a."""
+    if not _finite(value):
+        return "no estimate"
+    if not _finite(low, high):
+        return f"{_signed(value, _decimals(0, 0, value) - 1)} (interval unbounded: too few runs or no spread)"
+    d = _decimals(low, high, value)
+    return f"{_signed(value, d)} [{_signed(low, d)}, {_signed(high, d)}]"
+
+
+def headline_estimate(record: dict) -> tuple[str, str]:
+    """Our one number for the claim and what it is: the paper's quantity where the record compares ours with the
+    paper's number (its first such cell), else the margin of the cell that decides the claim (the lowest margin:
+    the claim fails first there); ("", "") where nothing was measured."""
+    sized = [c for c in (record.get("magnitude") or {}).get("cells", []) if "paper" in c and "ours" in c]
+    unit = (record.get("magnitude") or {}).get("unit", "")
+    if sized:
+        c = sized[0]
+        return interval_text(c["ours"], c.get("low"), c.get("high")), f"{c['cell']}, in {unit}".strip(", ")
+    cells = [c for c in record.get("cells") or [] if _finite(c.get("margin"))]
+    if not cells:
+        return "", ""
+    c = min(cells, key=lambda c: c["margin"])
+    where = c["cell"] if len(cells) == 1 else f"lowest of {len(cells)} cells: {c['cell']}"
+    return interval_text(c["margin"], c.get("ci_low"), c.get("ci_high")), f"{where}; margin in {margin_unit(record)}"
+
+
+def _breakable(text: str) -> str:
+    """Escaped text that may break after a slash (long cell names such as mq2008/informational/nsgd)."""
+    return html.escape(text).replace("/", "/<wbr>")
+
+
+def _paper_number(record: dict) -> str:
+    value = record.get("paper_number")
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {number(v)}" for k, v in value.items())
+    return number(value) if isinstance(value, (int, float)) else ""
+
+
+def claim_td(record: dict, where: str) -> str:
+    link = f"<a class='claim-evidence' href='{evidence_href(record, where)}'>{html.escape(record['source'])}</a>"
+    ident = f" id='{anchor(record, 'verdict')}'" if where == "generated" else ""
+    return (f"<td class='olr-col-claim'><span class='olr-id'{ident}>{html.escape(record['id'])}</span> ({link}): "
+            f"{html.escape(record['claim'])}</td>")
+
+
+def paper_td(record: dict) -> str:
+    extra = _paper_number(record)
+    small = f"<span class='olr-small'>the paper's number: {_breakable(extra)}</span>" if extra else ""
+    return f"<td class='olr-col-paper' data-label='the paper'>{html.escape(record.get('paper_value') or '')}{small}</td>"
+
+
+def ours_td(record: dict) -> str:
+    value, what = headline_estimate(record)
+    if not value:
+        return "<td class='olr-col-ours' data-label='ours'>not measured</td>"
+    return (f"<td class='olr-col-ours' data-label='ours'><span class='olr-number'>{html.escape(value)}</span>"
+            f"<span class='olr-small'>{_breakable(what)}</span></td>")
+
+
+def verdict_td(record: dict) -> str:
+    scale = {"paper": "paper scale", "preview": "preview, not counted"}.get(record.get("scale"), "")
+    return (f"<td class='olr-col-verdict' data-label='verdict'>{badge(record['verdict'])}"
+            + (f"<span class='olr-small'>{scale}</span>" if scale else "") + "</td>")
+
+
+def details(record: dict, others: list[dict]) -> str:
+    """Everything behind the row, folded: what we measured, where the verdict comes from, the other
+    configurations' verdicts, each cell's margin and interval, and the reason."""
+    measured = record.get("ours") or ""
+    if record.get("setup"):
+        measured += f" [{record['setup']}]"
+    parts = [f"<p><b>What we measured:</b> {_breakable(measured)}</p>" if measured.strip() else "",
+             f"<p><b>Where the verdict comes from:</b> {html.escape(provenance(record))}</p>"
+             if provenance(record) else ""]
+    if others:
+        listed = "; ".join(f"<span title='{html.escape(CONFIGURATIONS.get(o['config'], o['config']), quote=True)}'>"
+                           f"{html.escape(o['config'])}</span>: {badge(o['verdict'])}" for o in others)
+        parts.append(f"<p><b>Other configurations</b> (sensitivity, not counted): {listed}</p>")
+    cells = cells_text(record)
+    if cells:
+        items = "".join(f"<li>{_breakable(line)}</li>" for line in cells)
+        parts.append(f"<p><b>Each cell</b> (margin in {html.escape(margin_unit(record))}, 95 % interval as the "
+                     f"verdict uses it):</p><ul>{items}</ul>")
+    parts.append(f"<p><b>Why:</b> {as_html(record['rule'] + ': ' + record['reason'])}</p>")
+    summary = "cells, reason" + (", other configurations" if others else "")
+    return f"<details><summary>{summary}</summary>{''.join(parts)}</details>"
+
+
+def claim_rows(record: dict, others: list[dict], where: str) -> str:
+    """One claim: its compact row and, under it, its folded details (one ``tbody``)."""
+    return (f"<tbody class='olr-claim'><tr class='olr-row'>{claim_td(record, where)}{paper_td(record)}"
+            f"{ours_td(record)}{verdict_td(record)}</tr>"
+            f"<tr class='olr-detail'><td colspan='4'>{details(record, others)}</td></tr></tbody>")
+
+
+def verdict_table(records: list[dict], where: str = "generated") -> HTMLBlock:
+    """The verdict table of ``records`` (one row per headline record, the sensitivity configurations in its
+    details) at the page's full width. ``where``: the folder of the page holding it ("generated": the verdicts
+    page, which carries the rows' anchors; "book": a chapter)."""
+    heads = [r for r in records if r.get("config_role") == "headline"]
+    sensitivity = {}
+    for r in records:
+        if r.get("config_role") == "sensitivity":
+            sensitivity.setdefault((r["paper"], r["id"]), []).append(r)
+    head = "".join(f"<th class='olr-col-{key}'>{html.escape(label)}</th>" for key, label in COLUMNS.items())
+    body = "".join(claim_rows(r, sensitivity.get((r["paper"], r["id"]), []), where) for r in heads)
+    return HTMLBlock(f"<div class='full-width olr-verdicts-wrap'><style>{STYLE}</style>"
+                     f"<table class='olr-verdicts'><thead><tr>{head}</tr></thead>{body}</table></div>")
