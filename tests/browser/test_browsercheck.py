@@ -38,7 +38,7 @@ def problems(site, name, html):
 
 def test_a_clean_page_passes(site):
     html = page('<h1>A</h1><h2>B</h2><p>An inline <span class="math notranslate nohighlight">\\(x^2\\)</span>.</p>'
-                '<img src="dot.png" alt="a dot">')
+                '<figure><img src="dot.png" alt="a dot"><figcaption>Figure 1. A dot.</figcaption></figure>')
     assert problems(site, "clean.html", html) == []
 
 
@@ -83,7 +83,8 @@ CLEAN_READER_PAGE = (
     '<table><thead><tr><th>claim</th><th>verdict</th></tr></thead>'
     '<tbody><tr><td>T2-cells</td><td style="width: 40px">not reproduced</td></tr></tbody></table>'
     "<p>A margin of -0.05 and 1e-05, ours / paper, 10-0, see https://example.org/a/b.</p>"
-    '<figure><img src="../../dot.png" alt="a dot"><figcaption>What to see: a dot.</figcaption></figure>')
+    '<figure><img src="../../dot.png" alt="a dot"><figcaption>Figure 4. What to see: a dot, as in the paper\'s '
+    'Figure 2.</figcaption></figure>')
 
 
 def test_a_page_a_reader_can_read_passes(plain):
@@ -102,13 +103,84 @@ def test_a_verdict_word_wider_than_its_box_is_reported(plain):
     assert any("verdict word broken" in p and "reproduced" in p for p in found)
 
 
-def test_a_figure_without_a_caption_on_a_chapter_or_figure_page_is_reported(plain):
+def test_a_figure_without_a_caption_on_any_page_is_reported(plain):
     body = '<img src="../dot.png" alt="a dot">'
     assert any("figure without a caption" in p for p in plain_problems(plain, "book/dsp.html", body))
     figure = '<img src="../../dot.png" alt="a dot">'
-    found = plain_problems(plain, "book/generated/topk_figure1.html", figure)
-    assert any("figure without a caption" in p for p in found)
-    assert plain_problems(plain, "book/generated/simulator_benchmarks.html", figure) == []   # not a figure page
+    for name in ("topk_figure1", "simulator_benchmarks"):
+        found = plain_problems(plain, f"book/generated/{name}.html", figure)
+        assert any("figure without a caption" in p for p in found), name
+
+
+@pytest.mark.parametrize("caption, problem", [
+    ("What to see: a dot.", "without the book's number"),
+    ("Figure 3 (a, b): online NDCG@10 of MGD.", "without the book's number"),       # the paper's number as ours
+    ("Figure 7. As in Figure 3 of the paper.", "without saying whose"),
+    ("Figure 7. Redraws Fig. 3.", "without saying whose"),
+])
+def test_an_unnumbered_figure_or_one_naming_anothers_figure_is_reported(plain, caption, problem):
+    body = f'<figure><img src="../../dot.png" alt="a dot"><figcaption>{caption}</figcaption></figure>'
+    found = plain_problems(plain, "book/generated/dsp_figure3.html", body)
+    assert any(problem in p for p in found), found
+    fixed = body.replace(caption, "Figure 7. The paper's Figure 3 (a, b), redrawn.")
+    assert plain_problems(plain, "book/generated/dsp_figure3.html", fixed) == []
+
+
+def test_a_figure_shrunk_below_a_legible_size_is_reported(plain):
+    wide = ("data:image/svg+xml," + "%3Csvg xmlns='http://www.w3.org/2000/svg' width='3000' height='20'%3E%3C/svg%3E")
+    body = (f'<figure><img src="{wide}" alt="wide" style="max-width: 100%"><figcaption>Figure 1. The LDA '
+            'figure.</figcaption></figure>')
+    assert any("too small to read" in p for p in plain_problems(plain, "book/generated/neural_lda.html", body))
+    legible = body.replace("width='3000'", "width='900'")
+    assert plain_problems(plain, "book/generated/neural_lda.html", legible) == []
+
+
+def test_two_methods_a_colour_blind_reader_cannot_tell_apart_are_reported(plain):
+    import html
+    import json
+
+    series = [{"label": "MGD", "colour": "#8c0800", "linestyle": "-"},
+              {"label": "NSGD", "colour": "#12711c", "linestyle": "-"},
+              {"label": "NSGD-DSP", "colour": "#12711c", "linestyle": "--"}]
+
+    def figure(s):
+        return (f'<figure class="olr-figure" data-series="{html.escape(json.dumps(s), quote=True)}">'
+                '<img src="../../dot.png" alt="a dot"><figcaption class="olr-caption">Figure 2. Curves.</figcaption>'
+                '</figure>')
+
+    found = plain_problems(plain, "book/generated/dsp_figure2.html", figure(series))
+    assert [p.split(": ", 1)[1] for p in found if "look alike" in p] == [
+        "figure 'Figure 2. Curves.': MGD and NSGD look alike under simulated deuteranopia or protanopia "
+        "(colour distance 10.3)"]
+    series[0]["colour"] = "#766efa"                  # the book's MGD
+    assert plain_problems(plain, "book/generated/dsp_figure2.html", figure(series)) == []
+
+
+# The verdict table (#47): no word broken inside it, no claim's row taller than 600 px at 1,400 px.
+
+def verdict_table(cell_style="", row_style=""):
+    return ("<table class='olr-verdicts' style='width: 100%'><tbody class='olr-claim'>"
+            f"<tr style='{row_style}'><td><span id='verdict-dsp-T2'>T2</span></td>"
+            f"<td style='{cell_style}'>discounted_online_ndcg10 mq2008/informational/nsgd</td></tr></tbody></table>")
+
+
+def test_a_word_broken_inside_the_verdict_table_is_reported(plain):
+    found = plain_problems(plain, "book/generated/claims.html",
+                           verdict_table("width: 60px; max-width: 60px; overflow-wrap: anywhere"))
+    assert any("word broken inside the verdict table: 'discounted_online_ndcg10'" in p for p in found), found
+    assert plain_problems(plain, "book/generated/claims.html", verdict_table()) == []
+
+
+def test_a_verdict_row_taller_than_600_px_at_1400_px_is_reported(plain):
+    found = plain_problems(plain, "book/generated/claims.html", verdict_table(row_style="height: 700px"))
+    assert any("verdict row 'verdict-dsp-T2' is 700 px tall at 1400 px" in p for p in found), found
+
+
+def test_horizontal_overflow_at_400_px_is_reported(plain):
+    found = plain_problems(plain, "book/generated/x.html", "<div class='wide' style='width: 600px'>wide</div>")
+    assert any("horizontal overflow at 400 px" in p and "div.wide" in p for p in found), found
+    scrolled = "<div style='overflow-x: auto'><div style='width: 600px'>wide, in its own scroll box</div></div>"
+    assert plain_problems(plain, "book/generated/x.html", scrolled) == []
 
 
 @pytest.mark.parametrize("text, name", [
