@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test browser-test env mathjax benchmarks lint clean assignments bubblewrap
+.PHONY: book test browser-test env mathjax benchmarks lint clean assignments bubblewrap chromium pdf
 
 $(BIN)/olr: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,14 +43,22 @@ bubblewrap:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq bubblewrap >/dev/null; \
 	fi
 
-# The built book in headless Chromium (Debian's chromium and chromium-driver, installed here when missing):
-# the checker's own tests on planted faults, then every page of _build/html; screenshots in _build/screenshots.
-browser-test: env mathjax
+# Debian's chromium and chromium-driver (headless), installed here when missing, as root or with sudo.
+chromium:
 	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
 		echo "installing Debian's chromium and chromium-driver"; \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	fi
+
+# The whole book as one PDF (after make book): the single-page HTML build printed by headless Chromium into
+# _build/html/ol2r-book.pdf, which the intro links.
+pdf: env mathjax chromium
+	$(BIN)/python -m olr_book.pdf
+
+# The built book in headless Chromium: the checker's own tests on planted faults, then every page of _build/html
+# (the intro's link to the PDF included); screenshots in _build/screenshots.
+browser-test: env mathjax chromium pdf
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 	$(BIN)/python -m olr_book.browsercheck _build/html --screenshots _build/screenshots
 

@@ -114,15 +114,15 @@ def check_book(html_root: Path) -> list[str]:
 
 
 def claim_link_problems(page: Path) -> list[str]:
-    """Every claim row of a verdict table on ``page`` (a row whose first cell opens with the claim's id in bold)
-    must link (``a.claim-evidence``) to a page of the built book that has the link's anchor."""
+    """Every claim row of a verdict table on ``page`` (a row whose first cell opens with the claim's id, in bold or
+    in its ``olr-id`` span) must link (``a.claim-evidence``) to a page of the built book that has the link's anchor."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
     problems, targets = [], {}
     for row in soup.select("tr"):
         first = row.find("td")
-        name = first.find("b") if first is not None else None
+        name = first.select_one("b, .olr-id") if first is not None else None
         if name is None or first.find(string=True) is not name.find(string=True):
             continue                                       # not a claim row
         link = first.select_one("a.claim-evidence")

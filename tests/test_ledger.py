@@ -193,11 +193,12 @@ def test_the_book_shows_a_ledger_with_the_quick_runs_as_a_smoke_check_and_previe
 
 
 def test_each_row_and_box_says_its_scale_where_its_verdict_comes_from_and_if_it_is_stale():
-    from olr_core.reproductions.verdict_display import claims_box, verdict_rows
+    from olr_core.reproductions.verdict_display import claims_box
+    from olr_core.reproductions.verdict_table import verdict_table
 
     shown = {**record("T2-a", "reproduced", ["k"], 300, 1), "page": "klrank_table2", "verdict_source": "ledger",
              "smoke": "disagrees", "quick_verdict": "not reproduced", "stale": True}
-    row = verdict_rows([shown])["ours"][0]
+    row = verdict_table([shown])
     assert "preview, not counted: 300 rounds, 1 run per cell (the paper: 20,000 rounds, 1 run)" in row
     assert "this build&#x27;s quick run: disagrees (not reproduced)" in row and "stale" in row
     box = claims_box([{**shown, "verdict_source": "this build", "stale": False}], "klrank_table2")

@@ -36,13 +36,16 @@ SIZED = {"unit": "% of the control's mean", "summary": "smaller in every cell",
 
 
 def test_row_shows_margins_intervals_paper_number_and_link():
-    row = vd.verdict_rows([record(magnitude=SIZED, paper_number={"mq2008/perfect": 6.99})]).iloc[0]
-    assert "mq2008/perfect: +0.864 [-1.97, +3.7], 5 runs" in row["cells"]
-    assert "discounted_online_ndcg10" in row["cells"]                 # the unit of T2-mgd-dsp's margin
-    assert "paper +6.99 vs ours +1.07 [-2.4, +4.59] % of the control&#x27;s mean" in row["cells"]
-    assert "paper's number: mq2008/perfect: +6.99" in row["paper"].replace("&#x27;", "'")
-    assert 'href="dsp_table2.html#claim-dsp-T2-mgd-dsp"' in row["claim"]
-    assert "id='verdict-dsp-T2-mgd-dsp'" in row["claim"]
+    from olr_core.reproductions.verdict_table import verdict_table
+
+    row = verdict_table([record(magnitude=SIZED, paper_number={"mq2008/perfect": 6.99})])
+    cells = "".join(vd.cells_text(record(magnitude=SIZED)))
+    assert "mq2008/perfect: +0.864 [-1.97, +3.7], 5 runs" in cells
+    assert "discounted_online_ndcg10" in row                          # the unit of T2-mgd-dsp's margin
+    assert "paper +6.99 vs ours +1.07 [-2.4, +4.59] % of the control's mean" in cells
+    assert "the paper's number: mq2008/<wbr>perfect: +6.99" in row.replace("&#x27;", "'")
+    assert "href='dsp_table2.html#claim-dsp-T2-mgd-dsp'" in row
+    assert "id='verdict-dsp-T2-mgd-dsp'" in row
 
 
 def test_chapter_rows_link_into_generated_and_pageless_claims_to_the_chapter_section():
@@ -53,10 +56,13 @@ def test_chapter_rows_link_into_generated_and_pageless_claims_to_the_chapter_sec
 
 
 def test_sensitivity_verdicts_under_the_headline_with_their_meaning():
+    from olr_core.reproductions.verdict_table import verdict_table
+
     records = [record(), record(config="written-sign", role="sensitivity", verdict="partly")]
-    cell = vd.verdict_rows(records)["verdict"].iloc[0]
-    assert cell.startswith("<span style='white-space: nowrap'>inconclusive</span>")
-    assert "written-sign: partly" in cell and "as the paper writes it" in cell
+    row = verdict_table(records)
+    assert ">inconclusive</span>" in row.split("<details>")[0]
+    assert ">written-sign</span>: <span class='olr-badge'" in row and ">partly</span>" in row
+    assert "as the paper writes it" in row
 
 
 def test_numbers_are_signed_without_negative_zero_and_unbounded_ends_named():
@@ -79,7 +85,9 @@ def built_book(tmp_path, records, boxes=True):
     """A built book's verdicts page and chapter sections, with (or without) each figure page's box."""
     generated = tmp_path / "book" / "generated"
     generated.mkdir(parents=True)
-    (generated / "claims.html").write_text(f"<html><body>{vd.verdict_table(records).to_html()}</body></html>")
+    from olr_core.reproductions.verdict_table import verdict_table
+
+    (generated / "claims.html").write_text(f"<html><body>{verdict_table(records)}</body></html>")
     for paper in {r["paper"] for r in records}:
         (tmp_path / "book" / f"{paper}.html").write_text(f"<h2 id='{vd.CHAPTER_ANCHOR}'>Does it reproduce?</h2>")
     for page in {r["page"] for r in records if r["page"]}:

@@ -1,7 +1,8 @@
-"""How claim records are shown to a reader: the verdict table's rows (each cell's margin and 95 % interval in
-the claim's units, the paper's number beside ours, a link to the page holding the runs), the "claims decided
+"""How claim records are shown to a reader: each cell's margin and 95 % interval in the claim's units (the
+paper's number beside ours), the links from a verdict row to the page holding the runs, the "claims decided
 here" box of each figure/table page, the forest plot with one panel per unit, and the links a built book must
-resolve (:func:`claim_links`, checked by :func:`olr_book.htmlcheck.check_claim_links`)."""
+resolve (:func:`claim_links`, checked by :func:`olr_book.htmlcheck.check_claim_links`). The verdict table itself
+is :mod:`.verdict_table`."""
 
 from __future__ import annotations
 
@@ -11,13 +12,8 @@ import math
 import re
 
 import numpy as np
-import pandas as pd
-
 CHAPTER_ANCHOR = "does-it-reproduce"        # the chapters' "Does it reproduce?" section
 VERDICTS_PAGE = "claims"                    # the verdicts page (a generated page, like the figure/table pages)
-COLOURS = {"reproduced": "#d8f0d8", "partly": "#fdf1c7", "smaller than reported": "#fbe3c8",
-           "not reproduced": "#f8d4d4", "inconclusive": "#e3e3ef", "not testable here": "#e8e8e8"}
-WIDTHS = {"claim": "22%", "paper": "12%", "ours": "17%", "cells": "22%", "verdict": "12%", "reason": "15%"}
 CONFIGURATIONS = {
     "text": "the method as the paper's text describes it (the headline verdict)",
     "code": "the method as the authors' public code runs it, where it differs from the text",
@@ -100,12 +96,6 @@ def as_html(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
-def folded(reason: str) -> str:
-    """The reason folded: its first clause (the margin) shown, the rest one click away."""
-    head, _, rest = reason.partition("; ")
-    return f"<details><summary>{as_html(head)}</summary>{as_html(rest)}</details>" if rest else as_html(head)
-
-
 def others_by_claim(records: list[dict]) -> dict:
     """{(paper, id): "config: verdict; ..."} of the sensitivity configurations."""
     out: dict = {}
@@ -113,46 +103,6 @@ def others_by_claim(records: list[dict]) -> dict:
         if r.get("config_role") == "sensitivity":
             out.setdefault((r["paper"], r["id"]), []).append(f"{r['config']}: {r['verdict']}")
     return {k: "; ".join(v) for k, v in out.items()}
-
-
-def verdict_cell(verdict: str, other: str) -> str:
-    """The headline verdict (never broken), and below it in small type the other configurations' verdicts, each
-    configuration's meaning in its tooltip."""
-    def config_span(part):
-        name = part.split(":")[0]
-        return f"<span title='{html.escape(CONFIGURATIONS.get(name, name))}'>{html.escape(part)}</span>"
-    below = "; ".join(config_span(p) for p in other.split("; ")) if other else ""
-    return (f"<span style='white-space: nowrap'>{verdict}</span>"
-            + (f"<br><span style='font-size: 0.85em; color: #555'>{below}</span>" if below else ""))
-
-
-def cells_cell(record: dict) -> str:
-    """The cells' margins and intervals (unit stated once), one per line."""
-    lines = cells_text(record)
-    if not lines:
-        return ""
-    return (f"<span style='color: #555'>margin in {html.escape(margin_unit(record))}, its 95 % interval as the "
-            "verdict uses it:</span><br>"
-            + "<br>".join(html.escape(line) for line in lines))
-
-
-def claim_cell(record: dict, where: str) -> str:
-    """The claim with its id (the row's anchor) and source, linked to the page holding the runs."""
-    link = f'<a class="claim-evidence" href="{evidence_href(record, where)}">{html.escape(record["source"])}</a>'
-    return (f"<b id='{anchor(record, 'verdict') if where == 'generated' else ''}'>{html.escape(record['id'])}</b> "
-            f"({link}): {html.escape(record['claim'])}")
-
-
-def paper_cell(record: dict) -> str:
-    """What the paper reports, with its number(s) where the claim carries them."""
-    number_ = record.get("paper_number")
-    extra = ""
-    if isinstance(number_, dict):
-        extra = "; ".join(f"{k}: {number(v)}" for k, v in number_.items())
-    elif isinstance(number_, (int, float)):
-        extra = number(number_)
-    text = html.escape(record.get("paper_value") or "")
-    return text + (f"<br><span style='color: #555'>paper's number: {html.escape(extra)}</span>" if extra else "")
 
 
 def scale_text(record: dict) -> str:
@@ -185,34 +135,13 @@ def _small(text: str) -> str:
     return f"<br><span style='font-size: 0.85em; color: #555'>{html.escape(text)}</span>" if text else ""
 
 
-def verdict_rows(records: list[dict], where: str = "generated") -> pd.DataFrame:
-    """One row per claim (its headline record) as HTML cells: claim (linked), paper, ours, cells, verdict,
-    reason."""
-    heads = [r for r in records if r.get("config_role") == "headline"]
-    others = others_by_claim(records)
-    return pd.DataFrame({
-        "claim": [claim_cell(r, where) for r in heads],
-        "paper": [paper_cell(r) for r in heads],
-        "ours": [html.escape(f"{r['ours']} [{r['setup']}]" if r.get("setup") else r["ours"])
-                 + _small(provenance(r)) for r in heads],
-        "cells": [cells_cell(r) for r in heads],
-        "verdict": [verdict_cell(r["verdict"], others.get((r["paper"], r["id"]), "")) for r in heads],
-        "reason": [folded(f"{r['rule']}: {r['reason']}") for r in heads],
-    }, columns=list(WIDTHS))
+def badge(verdict: str) -> str:
+    """The verdict as a coloured badge (the book's verdict colours, text in black or white for contrast)."""
+    from ..colours import VERDICT_COLOURS, verdict_text_colour
 
-
-def verdict_table(records: list[dict], where: str = "generated"):
-    """The verdict table (a pandas Styler) of ``records``: fixed layout at page width, verdicts unbroken."""
-    table = verdict_rows(records, where)
-    styles = [{"selector": "", "props": "table-layout: fixed; width: 100%; font-size: 0.8em;"},
-              {"selector": "td, th", "props": "text-align: left; vertical-align: top; overflow-wrap: anywhere;"}]
-    styles += [{"selector": f"th.col{i}", "props": f"width: {w};"} for i, w in enumerate(WIDTHS.values())]
-    column = list(WIDTHS).index("verdict")
-    styles += [{"selector": f"td.col{column}, th",
-                "props": "overflow-wrap: normal; word-break: keep-all; hyphens: none;"}]
-    return (table.style.hide(axis="index").set_table_styles(styles)
-            .map(lambda v: f"background-color: {COLOURS.get(re.sub('<[^>]+>', '', v).split('<')[0], '')}",
-                 subset=["verdict"]))
+    return (f"<span class='olr-badge' style='background-color: {VERDICT_COLOURS[verdict]}; "
+            f"color: {verdict_text_colour(verdict)}; white-space: nowrap; padding: 0.05em 0.55em; "
+            f"border-radius: 0.8em; font-weight: 600'>{html.escape(verdict)}</span>")
 
 
 def claims_box(records: list[dict], page: str) -> str:
@@ -230,8 +159,7 @@ def claims_box(records: list[dict], page: str) -> str:
         unit = f" (margin in {html.escape(margin_unit(r))}, its 95 % interval as the verdict uses it)" if cells else ""
         items.append(
             f"<li id='{anchor(r)}'><b>{html.escape(r['id'])}</b> ({html.escape(r['source'])}): "
-            f"{html.escape(r['claim'])} <span style='background-color: {COLOURS[r['verdict']]}; "
-            f"white-space: nowrap; padding: 0 0.3em'>{r['verdict']}</span>"
+            f"{html.escape(r['claim'])} {badge(r['verdict'])}"
             + (f" <span style='font-size: 0.85em; color: #555'>({html.escape(other)})</span>" if other else "")
             + f" <a href='{VERDICTS_PAGE}.html#{anchor(r, 'verdict')}'>row on the verdicts page</a>{unit}"
             + _small(provenance(r))
@@ -265,8 +193,8 @@ def unit_groups(records: list[dict]) -> dict[str, list[dict]]:
 
 def plot_margins_by_unit(records: list[dict], title: str = ""):
     """A forest plot with one panel per margin unit (rows of one unit share an x-axis in that unit): one row per
-    (claim, configuration), one interval per cell, green above 0, red below, grey across; an unbounded end is
-    drawn to the panel's edge with an arrow."""
+    (claim, configuration), one interval per cell in the verdicts' colours (blue above 0, red below, grey across);
+    an unbounded end is drawn to the panel's edge with an arrow."""
     import matplotlib.pyplot as plt
 
     groups = unit_groups(records)
@@ -284,7 +212,7 @@ def plot_margins_by_unit(records: list[dict], title: str = ""):
 
 
 def _forest_panel(ax, rows: list[dict], unit: str) -> None:
-    from ..plotting import VERDICT_COLOURS
+    from ..colours import VERDICT_COLOURS
 
     ends = [abs(v) for r in rows for c in r["cells"] for v in (c["ci_low"], c["ci_high"], c["margin"])
             if v is not None and np.isfinite(v)]
@@ -294,7 +222,8 @@ def _forest_panel(ax, rows: list[dict], unit: str) -> None:
         for i, c in enumerate(cells):
             offset = (i - (len(cells) - 1) / 2) * min(0.6 / len(cells), 0.12)
             low, high = _end(c["ci_low"], -edge), _end(c["ci_high"], edge)
-            colour = "#2e7d32" if low > 0 else "#c62828" if high < 0 else "#9e9e9e"
+            side = "reproduced" if low > 0 else "not reproduced" if high < 0 else "inconclusive"
+            colour = VERDICT_COLOURS[side]
             ax.plot([low, high], [y + offset] * 2, color=colour, lw=1.4, solid_capstyle="butt")
             for end, side in ((low, -1), (high, 1)):
                 if abs(end) >= edge:

@@ -188,3 +188,22 @@ def summary_html(summaries: list[PaperSummary], figure: str, verdicts_href: str)
     return (f"<div class='olr-answer'><p><strong>{html.escape(lead_sentence(summaries))}</strong></p>{figure}"
             f"<ul class='olr-answer-papers'>{items}</ul>"
             f"<p>Every claim, its numbers and why: <a href='{verdicts_href}'>the verdicts page</a>.</p></div>")
+
+
+def counts_table(summaries: list[PaperSummary], scale: str):
+    """Claims per paper and headline verdict at one scale (``"paper"`` or ``"preview"``), with a row adding up
+    every paper: the same counts the figure and the sentences show."""
+    import pandas as pd
+
+    rows = {s.name: s.counts for s in summaries if s.scale == scale}
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(VERDICTS)).fillna(0).astype(int)
+    table.loc["all papers"] = table.sum()
+    table.index.name = "paper"
+    return table
+
+
+def paper_counts(summaries: list[PaperSummary], paper: str, scale: str) -> dict:
+    """One paper's counts per verdict at ``scale`` (zeros where it has none), and its claims under "claims"."""
+    found = next((s for s in summaries if s.paper == paper and s.scale == scale), None)
+    counts = dict(found.counts) if found else dict.fromkeys(VERDICTS, 0)
+    return {**counts, "claims": sum(counts.values())}

@@ -12,9 +12,8 @@ from __future__ import annotations
 import html
 import math
 
-from ..colours import VERDICT_COLOURS, verdict_text_colour
-from .verdict_display import (CONFIGURATIONS, anchor, as_html, cells_text, evidence_href, margin_unit, number,
-                              provenance)
+from .verdict_display import (CONFIGURATIONS, anchor, as_html, badge, cells_text, evidence_href, margin_unit,
+                              number, provenance)
 
 STYLE = """
 .olr-verdicts-wrap { margin: 0.5em 0 1.5em; position: relative; z-index: 3;
@@ -54,12 +53,6 @@ class HTMLBlock(str):
 
     def _repr_html_(self) -> str:
         return str(self)
-
-
-def badge(verdict: str) -> str:
-    """The verdict as a coloured badge (the book's verdict colours, text in black or white for contrast)."""
-    return (f"<span class='olr-badge' style='background-color: {VERDICT_COLOURS[verdict]}; "
-            f"color: {verdict_text_colour(verdict)}'>{html.escape(verdict)}</span>")
 
 
 def _finite(*values) -> bool:
