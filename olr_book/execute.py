@@ -89,6 +89,8 @@ def regenerate_command(job: PageJob) -> str:
 
 
 def provenance_cell(job: PageJob, seconds: float):
+    """The page's last section: how it was produced (profile, parameters, the command that regenerates it), folded,
+    so that a reader meets the results first."""
     import nbformat
 
     from olr_core import __version__
@@ -96,7 +98,8 @@ def provenance_cell(job: PageJob, seconds: float):
     rows = "\n".join(f"| `{k}` | `{v!r}` |{' **your value**' if k in job.overrides else ''}"
                      for k, v in job.parameters.items())
     own = f" and {len(job.overrides)} parameter(s) of your own" if job.overrides else ""
-    text = (f"```{{admonition}} How this page was produced\n:class: note\n"
+    text = (f"## How this page was produced\n\n"
+            f"```{{admonition}} Profile, parameters and the command that regenerates the page\n:class: note dropdown\n"
             f"Executed with profile **{job.context.profile}**{own} by `olr book` (olr_core {__version__}) in "
             f"{seconds:.0f} s.{imported_runs_note()} Regenerate it with\n\n    {regenerate_command(job)}\n\n"
             f"and change any parameter with `-p name=value` (`olr book --list` shows each page's parameters; "
@@ -142,23 +145,6 @@ def _bundle_note(record: dict, count: int) -> str:
             f"{plain(record.get('sha256'), 16)}, exported {plain(record.get('created'), 24)}{checked})")
 
 
-def provenance_position(cells) -> int:
-    """Where the provenance box goes: after the page's opening text (the first markdown cell), unless that
-    text runs on past a colon into what a code cell prints; then before the first markdown cell that
-    follows a text ending a sentence. 0 for a page that opens with code."""
-    if not cells or cells[0].cell_type != "markdown":
-        return 0
-    last_text = "".join(cells[0].source).rstrip()
-    if not last_text.endswith(":"):
-        return 1
-    for i, cell in enumerate(cells[1:], start=1):
-        if cell.cell_type == "markdown":
-            if not last_text.endswith(":"):
-                return i
-            last_text = "".join(cell.source).rstrip()
-    return len(cells)
-
-
 def for_readers(nb) -> None:
     """Hide code inputs behind a toggle and drop the parameter and run-size cells (the provenance box shows
     what ran); a cell tagged ``show-input`` (code that is the page's subject, e.g. a method to read) stays
@@ -183,7 +169,7 @@ def execute_page(job: PageJob) -> Path:
     executed = _execute_to_temporary(root / "notebooks" / job.notebook, target, job.parameters, root / "notebooks")
     nb = nbformat.read(executed, as_version=4)
     for_readers(nb)
-    nb.cells.insert(provenance_position(nb.cells), provenance_cell(job, time.perf_counter() - started))
+    nb.cells.append(provenance_cell(job, time.perf_counter() - started))     # results first, then how they were made
     nbformat.write(nb, executed)
     os.replace(executed, target)                     # the built page changes only now, whole
     return target

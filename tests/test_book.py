@@ -353,18 +353,20 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
             in write_execution_page(tmp_path, order).read_text())
 
 
-def test_the_provenance_box_never_splits_a_sentence_from_what_it_introduces():
+def test_the_provenance_box_comes_after_the_results_folded():
+    """Results before parameters (#47): the box is the page's last section, a dropdown."""
     import nbformat
 
-    from olr_book.execute import provenance_position
+    from olr_book.execute import BuildContext, PageJob, for_readers, provenance_cell
 
-    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-    assert provenance_position([md("# Page\n\nIntro."), code("x"), md("## A")]) == 1
-    assert provenance_position([code("x"), md("# Late title")]) == 0
-    opening = [md("# Page\n\nThe verdicts follow:"), code("table"), md("Each rule's margin:"), code("table"),
-               md("So a verdict is never given on means."), code("x"), md("## Every claim")]
-    assert provenance_position(opening) == 6
-    assert provenance_position([md("Ends with:"), code("x")]) == 2
+    job = PageJob(BuildContext("/book", "quick", "/results"), "dsp_table2", "dsp_table2.md", {"seeds": 1}, {}, "x")
+    box = "".join(provenance_cell(job, 3.0).source)
+    assert box.startswith("## How this page was produced\n") and ":class: note dropdown" in box
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("seeds = 1", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_markdown_cell("# Table 2"), nbformat.v4.new_code_cell("table")]
+    for_readers(nb)
+    assert "remove-cell" in nb.cells[0].metadata["tags"] and "hide-input" in nb.cells[2].metadata["tags"]
 
 
 def _timing_notebook(path: Path, body: str) -> None:
