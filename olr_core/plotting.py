@@ -73,6 +73,7 @@ ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; grow
 NEUTRAL_STYLES = [{"color": "#000000", "linestyle": "-"}, {"color": "#5a5a5a", "linestyle": "--"},
                   {"color": "#8c8c8c", "linestyle": ":"}, {"color": "#000000", "linestyle": "-."},
                   {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT}, {"color": "#8c8c8c", "linestyle": "-"}]
+NEUTRAL_FILLS = ["#3d3d3d", "#8c8c8c", "#cfcfcf", "#666666", "#b0b0b0"]   # bars of non-method categories (error bars black)
 USER_STYLES = {user: NEUTRAL_STYLES[i] for i, user in enumerate(("perfect", "navigational", "informational"))}
 BOUNDS = {"ndcg": (0.0, 1.0), "cosine": (-1.0, 1.0)}
 
@@ -100,6 +101,18 @@ def style_of(name, fallback_index: int = 0) -> dict:
     if base in ALGORITHM_STYLES:
         return dict(ALGORITHM_STYLES[base])
     return dict(NEUTRAL_STYLES[fallback_index % len(NEUTRAL_STYLES)])
+
+
+# A scatter of many methods tells families apart by marker (a DSP variant by its own): with the colours, unique
+# to a colour-blind reader within each marker (tests/test_plotting.py).
+FAMILY_MARKERS = {"dueling bandit gradient descent": "o", "pairwise learners": "s", "neural online learners": "^",
+                  "top-k feedback": "D", "growing library": "v", "references": "X"}
+
+
+def marker_of(name) -> str:
+    """The scatter marker of a method: its family's, a DSP variant's own ("P")."""
+    key = str(name).split("(")[0]
+    return "P" if key.endswith("_dsp") else FAMILY_MARKERS.get(FAMILY_OF.get(key, ""), "o")
 
 
 def ordered(values) -> list:

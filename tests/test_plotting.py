@@ -222,3 +222,16 @@ def test_a_figure_carries_its_series_and_a_colour_blind_clash_is_found():
     assert [(a, b) for a, b, _ in confusable(series)] == [("MGD", "NSGD")]     # dashed tells NSGD-DSP apart
     styled = [{**s, "colour": plotting.METHOD_COLOURS[{"MGD": "mgd"}.get(s["label"], "nsgd")]} for s in series]
     assert confusable(styled) == []
+
+
+def test_a_scatter_of_every_method_stays_readable_to_a_colour_blind_reader():
+    """The head-to-head scatter draws every method at once: its family's marker (a DSP variant its own) with the
+    method's colour leaves no two methods alike under simulated deuteranopia or protanopia."""
+    from olr_core.colours import confusable
+
+    methods = [m for family, members in FAMILIES.items() if family != "growing library" for m in members]
+    series = [{"label": m, "colour": matplotlib.colors.to_hex(plotting.style_of(m)["color"]),
+               "marker": plotting.marker_of(m)} for m in methods]
+    assert confusable(series) == []
+    assert plotting.marker_of("mgd_dsp") == "P" and plotting.marker_of("mgd") == "o"
+    assert plotting.marker_of("olranknet") == "^" and plotting.marker_of("mine.py:Mine") == "o"

@@ -47,3 +47,18 @@ def test_the_grid_sets_every_learner_against_every_user():
     assert {s.click_model for s in specs} == set(rb.USERS)
     assert {s.algorithm for s in specs} == set(h2h.ALGORITHMS)
     assert len(specs) == len(rb.USERS) * len(h2h.ALGORITHMS)
+
+
+def test_rank_intervals_span_the_ranks_the_runs_cannot_order():
+    """Three learners under one user: a and b overlap (ranks 1-2 each), c lies wholly below both (rank 3); a
+    single run allows every rank (#47)."""
+    import pandas as pd
+
+    from olr_core.reproductions.robustness import rank_intervals
+
+    standings = pd.DataFrame({"dataset": "d", "click_model": "navigational", "algorithm": ["a", "b", "c", "d"],
+                              "mean": [0.60, 0.59, 0.40, 0.5], "se": [0.01, 0.01, 0.01, float("nan")],
+                              "runs": [10, 10, 10, 1]})
+    best, worst = rank_intervals(standings, users=["navigational"])
+    assert best["navigational"].to_dict() == {"a": 1, "b": 1, "c": 3, "d": 1}
+    assert worst["navigational"].to_dict() == {"a": 3, "b": 3, "c": 4, "d": 4}

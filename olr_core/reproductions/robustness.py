@@ -27,6 +27,26 @@ def rank_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
     return ranks[[u for u in users if u in ranks.columns]]
 
 
+def rank_intervals(standings: pd.DataFrame, users=USERS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ranks each learner's runs allow under each user (first data set), as :func:`rank_table`'s best and worst:
+    from the 95 % t-interval of each mean, a learner ranks below every learner whose interval lies wholly above
+    its own and above every one wholly below it; the ranks between are what the runs cannot order. A learner
+    with a single run has an unbounded interval (every rank)."""
+    from scipy import stats
+
+    first = standings[standings.dataset == standings.dataset.iloc[0]]
+    best, worst = {}, {}
+    for user, cell in first.groupby("click_model", sort=False):
+        half = stats.t.ppf(0.975, np.maximum(cell["runs"] - 1, 1)) * cell["se"].fillna(np.inf)
+        low, high = (cell["mean"] - half).to_numpy(), (cell["mean"] + half).to_numpy()
+        above = (low[None, :] > high[:, None]).sum(axis=1)        # learners surely better than each
+        below = (high[None, :] < low[:, None]).sum(axis=1)        # learners surely worse
+        best[user] = pd.Series(1 + above, index=cell["algorithm"].to_numpy())
+        worst[user] = pd.Series(len(cell) - below, index=cell["algorithm"].to_numpy())
+    order = [u for u in users if u in best]
+    return pd.DataFrame(best)[order], pd.DataFrame(worst)[order]
+
+
 def survivors(standings: pd.DataFrame, reference: str = "navigational") -> pd.DataFrame:
     """Per learner (first data set): whether it is among the best (``tied`` with the best) under the
     reference user, and under which of the other users it is and is not."""
