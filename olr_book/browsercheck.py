@@ -25,7 +25,9 @@
   at less than :data:`MIN_FIGURE_SCALE` of its drawn width (labels too small to read);
 - two series of one figure (its ``data-series``, :func:`olr_core.plotting.figure_series`) told apart by colour
   only and indistinguishable under simulated deuteranopia or protanopia (:func:`olr_core.colours.confusable`);
-- a page wider than the window at :data:`NARROW_PX` (a phone): anything that makes the page scroll sideways.
+- a page wider than the window at :data:`NARROW_PX` (a phone): anything that makes the page scroll sideways;
+- an intro or verdicts page whose first screen does not state the verdict counts with their scale (the summary's
+  lead, ``.olr-answer``).
 
 It saves screenshots of the intro, a chapter and the verdicts page under ``--screenshots``. The browser
 never reaches the network: pages are opened from disk, and a request elsewhere is reported, not made.
@@ -61,6 +63,8 @@ WIDE_PX, NARROW_PX = 1400, 400       # the reader's desktop and phone widths
 MAX_ROW_PX = 600                     # a claim's row of the verdict table (its details folded) at WIDE_PX
 MIN_FIGURE_SCALE = 0.6               # a figure shown narrower than this share of its drawn width is too small
 VERDICT_TABLE = "table.olr-verdicts"
+ANSWER_PAGES = ("book/intro.html", "book/generated/claims.html")   # their first screen states the verdict counts
+FIRST_SCREEN_PX = 1000
 
 # Runs in the page after MathJax has typeset it: every check that reads the DOM, in one round trip.
 PAGE_PROBE = r"""
@@ -152,15 +156,17 @@ ready.then(settle).then(() => {
   });
   const series = [...document.querySelectorAll('main [data-series]')].map(
     e => [(e.querySelector('figcaption, .olr-caption') || e).textContent.trim().slice(0, 40), e.getAttribute('data-series')]);
+  const answer = document.querySelector('.olr-answer strong');
+  const answerTop = answer ? Math.round(answer.getBoundingClientRect().top + window.scrollY) : null;
   done({math: math.length, unrendered, raw, images, skips, splits, reader, indexTables, links, wide, noise,
-        brokenWords, tallRows, figureCaptions, series});
+        brokenWords, tallRows, figureCaptions, series, answerTop});
 }).catch(e => done({error: String(e)}));
 """
 PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
     "__READER_TEXT__", json.dumps(READER_TEXT)).replace("__VERDICT_TABLE__", json.dumps(VERDICT_TABLE))
 EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
                "indexTables": 0, "links": [], "wide": 0, "noise": [], "brokenWords": [],
-               "tallRows": [], "figureCaptions": [], "series": []}
+               "tallRows": [], "figureCaptions": [], "series": [], "answerTop": None}
 # At the phone's width: how far the page reaches beyond the window, and the element that reaches furthest.
 NARROW_PROBE = r"""
 const width = document.documentElement.clientWidth, scroll = document.scrollingElement.scrollWidth;
@@ -249,6 +255,8 @@ def check_page(browser, path: Path, root: Path) -> PageResult:
             result.problems.append(f"image without alt text: {image['src']}")
     result.problems += [f"heading levels skip: {s}" for s in probe["skips"]]
     result.problems += reader_problems(probe)
+    if result.page in ANSWER_PAGES:
+        result.problems += answer_problems(probe)
     result.problems += [f"link to a missing page or anchor: {link}" for link in broken_links(probe["links"])]
     return result
 
@@ -286,6 +294,16 @@ def reader_problems(probe: dict) -> list[str]:
     out += [f"table cell printed past its noise (decimals beyond its s.d.'s second significant digit): {c!r}"
             for c in noise_digit_problems(probe.get("noise", []))]
     return out + verdict_table_problems(probe) + figure_problems(probe)
+
+
+def answer_problems(probe: dict) -> list[str]:
+    """The intro and the verdicts page open with the answer: the verdict counts with their scale (the summary's
+    lead, ``.olr-answer``) within the first screen."""
+    top = probe.get("answerTop")
+    if top is None:
+        return ["the answer (the verdict counts with their scale) is missing from the page"]
+    return [] if top < FIRST_SCREEN_PX else [f"the answer starts {top} px down, below the first screen "
+                                             f"({FIRST_SCREEN_PX} px at {WIDE_PX} px)"]
 
 
 def verdict_table_problems(probe: dict) -> list[str]:
@@ -402,6 +420,10 @@ def check_book(root: Path, screenshots: Path | None = None, pages: list[Path] | 
         narrow(browser, True)
         for page in pages:
             problems += narrow_problems(browser, page, root)
+        if screenshots is not None and (root / CLAIMS_PAGE).exists():
+            screenshots.mkdir(parents=True, exist_ok=True)
+            browser.get((root / CLAIMS_PAGE).resolve().as_uri())
+            browser.save_screenshot(str(screenshots / f"verdicts-{NARROW_PX}.png"))
         narrow(browser, False)
         if screenshots is not None:
             screenshots.mkdir(parents=True, exist_ok=True)

@@ -249,3 +249,11 @@ def test_a_table_cell_printed_past_its_noise_is_reported_and_a_reader_table_of_s
     stats = pd.DataFrame({"algorithm": ["pdgd", "mgd"], "mean": [0.412371, 876.31], "std": [0.01312, 39.7]})
     shown = reader_table(mean_sd_table(stats, "algorithm")).to_html()
     assert plain_problems(plain, "book/generated/x.html", shown) == []
+
+
+def test_an_intro_without_the_answer_on_its_first_screen_is_reported(plain):
+    answer = "<div class='olr-answer'><p><strong>At the papers' scale (RTop-kF), 15 claims: 4 reproduced.</strong></p></div>"
+    assert plain_problems(plain, "book/intro.html", answer) == []
+    assert any("answer (the verdict counts" in p for p in plain_problems(plain, "book/intro.html", "<p>Welcome.</p>"))
+    late = f"<div style='height: 1500px'>method</div>{answer}"
+    assert any("below the first screen" in p for p in plain_problems(plain, "book/generated/claims.html", late))
