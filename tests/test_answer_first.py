@@ -94,6 +94,7 @@ def test_interval_text_rounds_to_its_interval_and_never_prints_inf_or_na():
     assert vt.interval_text(0.0955, None, None).startswith("+0.096 (interval unbounded")
     assert vt.interval_text(float("nan")) == "no estimate"
     assert vt.interval_text(-0.0004, -0.001, 0.0002) == "\u22120.0004 [\u22120.0010, +0.0002]"
+    assert vt.interval_text(0.7666, 0.7666 - 1e-15, 0.7666 + 1e-15) == "+0.767 [+0.767, +0.767]"   # noise, not width
 
 
 def test_one_compact_row_per_claim_with_badge_interval_and_folded_details(records):
@@ -114,3 +115,15 @@ def test_one_compact_row_per_claim_with_badge_interval_and_folded_details(record
     compact = re.sub(r"<[^>]+>", " ", " ".join(ours))
     assert not re.search(r"\binf\b|n/a|\bNaN\b", compact)        # (the folded reasons: the formatter's, #47)
     assert whole._repr_html_() == str(whole) and "full-width" in whole
+
+
+def test_a_long_claim_is_cut_in_its_row_and_given_whole_in_its_details():
+    long = ("In a well-specified world PairRank_C's per-round number of mis-ordered pairs falls towards 0. "
+            + "The threshold was chosen after quick runs of both methods. " * 6)
+    assert vt.short_claim(long) == "In a well-specified world PairRank_C's per-round number of mis-ordered pairs falls " \
+                                   "towards 0 \u2026"
+    assert vt.short_claim("word " * 100).endswith("word \u2026") and len(vt.short_claim("word " * 100)) <= 202
+    table = vt.verdict_table([quick("inconclusive", "T8-sublinear", claim=long)])
+    row, details = table.split("<details>")
+    assert "falls towards 0 \u2026" in row and "quick runs of both" not in row
+    assert "The claim in full:</b> In a well-specified world" in details and details.count("quick runs of both") == 6

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 from .verdict_display import (CONFIGURATIONS, anchor, as_html, badge, cells_text, evidence_href, margin_unit,
                               number, provenance)
 
 STYLE = """
-.olr-verdicts-wrap { margin: 0.5em 0 1.5em; position: relative; z-index: 3;
+div.full-width.olr-verdicts-wrap { margin: 0.5em 0 1.5em; position: relative; z-index: 3;
   background: var(--pst-color-background, #fff); }
 table.olr-verdicts { width: 100%; border-collapse: collapse; table-layout: auto; font-size: 0.9em; }
 table.olr-verdicts th, table.olr-verdicts td { text-align: left; vertical-align: top; padding: 0.4em 0.6em;
@@ -61,9 +62,9 @@ def _finite(*values) -> bool:
 
 def _decimals(low: float, high: float, value: float) -> int:
     """Decimals (negative: tens, hundreds) that keep about two significant digits of the interval's width (three
-    of the value where the interval is a point)."""
+    of the value where the interval is a point, or narrower than floating-point noise)."""
     width = high - low
-    if width > 0:
+    if width > 1e-9 * max(abs(value), abs(low), abs(high)):
         return 1 - math.floor(math.log10(width))
     return 2 - math.floor(math.log10(abs(value))) if value else 0
 
@@ -116,11 +117,25 @@ def _paper_number(record: dict) -> str:
     return number(value) if isinstance(value, (int, float)) else ""
 
 
+CLAIM_CHARS = 200          # a longer claim is cut (at a sentence or word) in its row, and given whole in its details
+
+
+def short_claim(claim: str, limit: int = CLAIM_CHARS) -> str:
+    """The claim as its row shows it: whole up to ``limit`` characters, else its first sentence if that fits, else
+    cut at a word, with an ellipsis."""
+    if len(claim) <= limit:
+        return claim
+    sentence = re.match(r"(.+?[.:;])\s", claim)
+    if sentence and len(sentence.group(1)) <= limit:
+        return sentence.group(1).rstrip(".:;") + " \u2026"
+    return claim[:limit].rsplit(" ", 1)[0] + " \u2026"
+
+
 def claim_td(record: dict, where: str) -> str:
     link = f"<a class='claim-evidence' href='{evidence_href(record, where)}'>{html.escape(record['source'])}</a>"
     ident = f" id='{anchor(record, 'verdict')}'" if where == "generated" else ""
     return (f"<td class='olr-col-claim'><span class='olr-id'{ident}>{html.escape(record['id'])}</span> ({link}): "
-            f"{html.escape(record['claim'])}</td>")
+            f"{html.escape(short_claim(record['claim']))}</td>")
 
 
 def paper_td(record: dict) -> str:
@@ -149,7 +164,9 @@ def details(record: dict, others: list[dict]) -> str:
     measured = record.get("ours") or ""
     if record.get("setup"):
         measured += f" [{record['setup']}]"
-    parts = [f"<p><b>What we measured:</b> {_breakable(measured)}</p>" if measured.strip() else "",
+    whole = record["claim"]
+    parts = [f"<p><b>The claim in full:</b> {html.escape(whole)}</p>" if short_claim(whole) != whole else "",
+             f"<p><b>What we measured:</b> {_breakable(measured)}</p>" if measured.strip() else "",
              f"<p><b>Where the verdict comes from:</b> {html.escape(provenance(record))}</p>"
              if provenance(record) else ""]
     if others:
