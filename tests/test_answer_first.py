@@ -87,14 +87,16 @@ def test_previews_are_never_counted_in_the_answer(records):
     assert html.count("<li>") == 3 and "href='generated/claims.html'" in html
 
 
-def test_interval_text_rounds_to_its_interval_and_never_prints_inf_or_na():
-    assert vt.interval_text(0.06183, 0.04389, 0.07969) == "+0.062 [+0.044, +0.080]"
-    assert vt.interval_text(0.0355772, 0.0355685, 0.0355859) == "+0.035577 [+0.035569, +0.035586]"
-    assert vt.interval_text(-1234.5, -1300.2, -1100.9) == "\u22121,230 [\u22121,300, \u22121,100]"
-    assert vt.interval_text(0.0955, None, None).startswith("+0.096 (interval unbounded")
-    assert vt.interval_text(float("nan")) == "no estimate"
-    assert vt.interval_text(-0.0004, -0.001, 0.0002) == "\u22120.0004 [\u22120.0010, +0.0002]"
-    assert vt.interval_text(0.7666, 0.7666 - 1e-15, 0.7666 + 1e-15) == "+0.767 [+0.767, +0.767]"   # noise, not width
+def test_our_number_is_rounded_to_its_interval_and_never_inf_or_na():
+    assert vt.estimate_text(0.06183, 0.04389, 0.07969) == "+0.062 [+0.044, +0.080]"
+    assert vt.estimate_text(0.0355772, 0.0355685, 0.0355859) == "+0.035577 [+0.035569, +0.035586]"
+    assert vt.estimate_text(-1234.5, -1300.2, -1100.9) == "-1,234 [-1,300, -1,101]"
+    assert vt.estimate_text(0.09552538, None, None) == "+0.096 (interval not estimable)"
+    assert vt.estimate_text(0.09552538, None, 0.2) == "+0.10, at most +0.20"
+    assert vt.estimate_text(float("nan"), None, None) == "not estimable"
+    assert vt.estimate_text(-0.0004, -0.001, 0.0002) == "-0.0004 [-0.0010, +0.0002]"
+    assert vt.estimate_text(0.5, 0.5, 0.5) == "+0.500 (exact)"
+    assert vt.estimate_text(-0.00001, -0.01, 0.01) == "0.000 [-0.010, +0.010]"        # no negative zero
 
 
 def test_one_compact_row_per_claim_with_badge_interval_and_folded_details(records):
@@ -104,7 +106,7 @@ def test_one_compact_row_per_claim_with_badge_interval_and_folded_details(record
     assert len(rows) == 2
     main, folded = rows[0].split("<tr class='olr-detail'>")
     assert "id='verdict-dsp-T2-a'" in main and "href='dsp_table2.html#claim-dsp-T2-a'" in main
-    assert "+0.012 [\u22120.0031" not in main and "+0.012 [\u22120.003, +0.028]" in main
+    assert "+0.012 [-0.0031" not in main and "+0.012 [-0.003, +0.028]" in main
     assert "olr-badge" in main and ">reproduced</span>" in main
     assert "mq2008/<wbr>informational/<wbr>nsgd" in main              # a long cell name breaks after its slashes
     assert "<details>" in folded and "code</span>: <span class='olr-badge'" in folded

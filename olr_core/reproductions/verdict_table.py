@@ -57,35 +57,42 @@ class HTMLBlock(str):
 
 
 def _finite(*values) -> bool:
-    return all(v is not None and isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
 
 
-def _decimals(low: float, high: float, value: float) -> int:
-    """Decimals (negative: tens, hundreds) that keep about two significant digits of the interval's width (three
-    of the value where the interval is a point, or narrower than floating-point noise)."""
-    width = high - low
-    if width > 1e-9 * max(abs(value), abs(low), abs(high)):
-        return 1 - math.floor(math.log10(width))
-    return 2 - math.floor(math.log10(abs(value))) if value else 0
+def _places(width: float) -> int | None:
+    """Decimals that show ``width`` to two significant digits (None without a positive width)."""
+    if not _finite(width) or width <= 0:
+        return None
+    places = 1 - math.floor(math.log10(width))
+    if places > 0 and round(width, places) >= 10 ** (2 - places):        # 0.0996 rounds up to 0.10
+        places -= 1
+    return max(0, places)
 
 
-def _signed(x: float, decimals: int) -> str:
-    """``x`` rounded to ``decimals`` (negative: to tens, hundreds), signed, with a true minus and no "-0"."""
-    rounded = round(x, decimals)
-    if rounded == 0:
-        return "0"
-    return f"{rounded:+,.{max(decimals, 0)}f}".replace("-", "\u2212")
+def _fixed(value: float, places: int, sign: bool) -> str:
+    text = f"{value:{'+' if sign else ''},.{places}f}"
+    return text[1:] if text[:1] in "-+" and not text.strip("-+0.,") else text          # never "-0.00"
 
 
-def interval_text(value, low=None, high=None) -> str:
-    """ "+0.064 [+0.044, +0.080]" rounded to what the interval supports; an estimate without a bounded interval
-    keeps two significant digits and says why it has none. Never prints inf or n/a."""
-    if not _finite(value):
-        return "no estimate"
-    if not _finite(low, high):
-        return f"{_signed(value, _decimals(0, 0, value) - 1)} (interval unbounded: too few runs or no spread)"
-    d = _decimals(low, high, value)
-    return f"{_signed(value, d)} [{_signed(low, d)}, {_signed(high, d)}]"
+def estimate_text(estimate, low, high, sign: bool = True, unit: str = "") -> str:
+    """An estimate with its 95 % interval, all three to two significant digits of the interval's width:
+    "+0.062 [+0.044, +0.080]"; an open end in words ("+0.10, at most +0.20", "+0.096 (interval not estimable)"),
+    never inf or n/a. A stand-in with the contract of ``olr_core.formatting.estimate_text`` (branch
+    issue-47-format, #47): import that one instead once both are merged."""
+    suffix = f" {unit}" if unit else ""
+    if not _finite(estimate):
+        return "not estimable"
+    if _finite(low, high):
+        places = _places(high - low)
+        if places is None:
+            return f"{_fixed(estimate, 3, sign)}{suffix} (exact)"
+        return f"{_fixed(estimate, places, sign)} [{_fixed(low, places, sign)}, {_fixed(high, places, sign)}]{suffix}"
+    end, word = (high, "at most") if _finite(high) else (low, "at least") if _finite(low) else (None, "")
+    if end is None:
+        return f"{_fixed(estimate, _places(abs(estimate)) or 0, sign)}{suffix} (interval not estimable)"
+    places = _places(abs(end - estimate)) or 0
+    return f"{_fixed(estimate, places, sign)}, {word} {_fixed(end, places, sign)}{suffix}"
 
 
 def headline_estimate(record: dict) -> tuple[str, str]:
@@ -96,18 +103,19 @@ def headline_estimate(record: dict) -> tuple[str, str]:
     unit = (record.get("magnitude") or {}).get("unit", "")
     if sized:
         c = sized[0]
-        return interval_text(c["ours"], c.get("low"), c.get("high")), f"{c['cell']}, in {unit}".strip(", ")
+        return estimate_text(c["ours"], c.get("low"), c.get("high")), f"{c['cell']}, in {unit}".strip(", ")
     cells = [c for c in record.get("cells") or [] if _finite(c.get("margin"))]
     if not cells:
         return "", ""
     c = min(cells, key=lambda c: c["margin"])
     where = c["cell"] if len(cells) == 1 else f"lowest of {len(cells)} cells: {c['cell']}"
-    return interval_text(c["margin"], c.get("ci_low"), c.get("ci_high")), f"{where}; margin in {margin_unit(record)}"
+    return estimate_text(c["margin"], c.get("ci_low"), c.get("ci_high")), f"{where}; margin in {margin_unit(record)}"
 
 
 def _breakable(text: str) -> str:
-    """Escaped text that may break after a slash (long cell names such as mq2008/informational/nsgd)."""
-    return html.escape(text).replace("/", "/<wbr>")
+    """Generated text as HTML (:func:`.verdict_display.as_html`) that may break after a slash outside its tags (long
+    cell names such as mq2008/informational/nsgd)."""
+    return re.sub(r"/(?![^<]*>)", "/<wbr>", as_html(text))
 
 
 def _paper_number(record: dict) -> str:
@@ -135,13 +143,13 @@ def claim_td(record: dict, where: str) -> str:
     link = f"<a class='claim-evidence' href='{evidence_href(record, where)}'>{html.escape(record['source'])}</a>"
     ident = f" id='{anchor(record, 'verdict')}'" if where == "generated" else ""
     return (f"<td class='olr-col-claim'><span class='olr-id'{ident}>{html.escape(record['id'])}</span> ({link}): "
-            f"{html.escape(short_claim(record['claim']))}</td>")
+            f"{_breakable(short_claim(record['claim']))}</td>")
 
 
 def paper_td(record: dict) -> str:
     extra = _paper_number(record)
     small = f"<span class='olr-small'>the paper's number: {_breakable(extra)}</span>" if extra else ""
-    return f"<td class='olr-col-paper' data-label='the paper'>{html.escape(record.get('paper_value') or '')}{small}</td>"
+    return f"<td class='olr-col-paper' data-label='the paper'>{_breakable(record.get('paper_value') or '')}{small}</td>"
 
 
 def ours_td(record: dict) -> str:
@@ -165,9 +173,9 @@ def details(record: dict, others: list[dict]) -> str:
     if record.get("setup"):
         measured += f" [{record['setup']}]"
     whole = record["claim"]
-    parts = [f"<p><b>The claim in full:</b> {html.escape(whole)}</p>" if short_claim(whole) != whole else "",
+    parts = [f"<p><b>The claim in full:</b> {_breakable(whole)}</p>" if short_claim(whole) != whole else "",
              f"<p><b>What we measured:</b> {_breakable(measured)}</p>" if measured.strip() else "",
-             f"<p><b>Where the verdict comes from:</b> {html.escape(provenance(record))}</p>"
+             f"<p><b>Where the verdict comes from:</b> {_breakable(provenance(record))}</p>"
              if provenance(record) else ""]
     if others:
         listed = "; ".join(f"<span title='{html.escape(CONFIGURATIONS.get(o['config'], o['config']), quote=True)}'>"
@@ -176,7 +184,7 @@ def details(record: dict, others: list[dict]) -> str:
     cells = cells_text(record)
     if cells:
         items = "".join(f"<li>{_breakable(line)}</li>" for line in cells)
-        parts.append(f"<p><b>Each cell</b> (margin in {html.escape(margin_unit(record))}, 95 % interval as the "
+        parts.append(f"<p><b>Each cell</b> (margin in {_breakable(margin_unit(record))}, 95 % interval as the "
                      f"verdict uses it):</p><ul>{items}</ul>")
     parts.append(f"<p><b>Why:</b> {as_html(record['rule'] + ': ' + record['reason'])}</p>")
     summary = "cells, reason" + (", other configurations" if others else "")
