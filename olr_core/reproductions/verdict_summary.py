@@ -180,14 +180,15 @@ def summary_caption(summaries: list[PaperSummary]) -> str:
                                        f"({', '.join(previews)}), not counted." if previews else "."))
 
 
-def summary_html(summaries: list[PaperSummary], figure: str, verdicts_href: str) -> str:
+def summary_html(summaries: list[PaperSummary], figure: str, verdicts_href: str,
+                 link_text: str = "the verdicts page") -> str:
     """The summary block: the answer in one sentence, the figure (an HTML ``<figure>``), one sentence per paper
-    and a link to the table of every claim."""
+    and a link (``link_text``) to the table of every claim."""
     items = "".join(f"<li><b>{html.escape(s.name)}</b>{html.escape(sentence(s).removeprefix(s.name))}</li>"
                     for s in summaries)
     return (f"<div class='olr-answer'><p><strong>{html.escape(lead_sentence(summaries))}</strong></p>{figure}"
             f"<ul class='olr-answer-papers'>{items}</ul>"
-            f"<p>Every claim, its numbers and why: <a href='{verdicts_href}'>the verdicts page</a>.</p></div>")
+            f"<p>Every claim, its numbers and why: <a href='{verdicts_href}'>{html.escape(link_text)}</a>.</p></div>")
 
 
 def counts_table(summaries: list[PaperSummary], scale: str):
