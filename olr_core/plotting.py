@@ -79,12 +79,12 @@ BOUNDS = {"ndcg": (0.0, 1.0), "cosine": (-1.0, 1.0)}
 
 
 def set_style() -> None:
-    """The book's style: white grid, readable sizes; a series drawn without a style of its own (not a method) is
-    black or grey, told apart by line style (:data:`NEUTRAL_STYLES`)."""
+    """The book's style: white grid, readable sizes; a series drawn without a colour of its own (not a method) is
+    black or grey (:data:`NEUTRAL_STYLES`), never a method's colour."""
     from cycler import cycler
 
     sns.set_theme(context="notebook", style="whitegrid")
-    neutral = cycler(color=[s["color"] for s in NEUTRAL_STYLES], linestyle=[s["linestyle"] for s in NEUTRAL_STYLES])
+    neutral = cycler(color=list(dict.fromkeys(s["color"] for s in NEUTRAL_STYLES)))     # (line styles stay the caller's)
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
                          "legend.frameon": False, "axes.prop_cycle": neutral})
 

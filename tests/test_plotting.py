@@ -235,3 +235,15 @@ def test_a_scatter_of_every_method_stays_readable_to_a_colour_blind_reader():
     assert confusable(series) == []
     assert plotting.marker_of("mgd_dsp") == "P" and plotting.marker_of("mgd") == "o"
     assert plotting.marker_of("olranknet") == "^" and plotting.marker_of("mine.py:Mine") == "o"
+
+
+def test_a_series_without_a_colour_of_its_own_is_black_or_grey_and_keeps_its_line_style():
+    import matplotlib.pyplot as plt
+
+    plotting.set_style()
+    fig, ax = plt.subplots()
+    lines = [ax.plot([0, 1], [i, i])[0] for i in range(4)]
+    plt.close(fig)
+    neutral = {matplotlib.colors.to_hex(s["color"]) for s in plotting.NEUTRAL_STYLES}
+    assert {matplotlib.colors.to_hex(line.get_color()) for line in lines} <= neutral
+    assert {line.get_linestyle() for line in lines} == {"-"}
