@@ -175,7 +175,7 @@ def test_within_sd_names_the_farthest_cells():
     paper = pd.DataFrame({"click_model": ["perfect", "navigational"], "algorithm": ["a", "a"],
                           "paper_mean": [1.0, 2.0], "paper_sd": [0.1, 0.1]})
     record = judge(claim("within_sd", paper_cells=paper), runs({"a": [1.0, 2.5]}, noise=0.01, folds=30), "text")
-    assert record["verdict"] == "partly" and "navigational/a 2.5 vs 2±0.1" in record["ours"]
+    assert record["verdict"] == "partly" and "navigational/a 2.50 vs 2.00 ± 0.10" in record["ours"]
     assert record["magnitude"]["summary"].startswith("1 of 2 cells consistent with the paper's mean, 1 above it")
 
 
