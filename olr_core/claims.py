@@ -757,7 +757,8 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, pape
         margin, tol_interval = tolerance_interval(k * paper_sd, [(est, interval)])
         cells.append(Cell(name, margin, tol_interval, n))
         diffs.append((name, est / paper_sd, interval, paper_sd))
-        texts.append((abs(est) / paper_sd, f"{name} {number_text(paper_mean + est, paper_sd)} vs {mean_sd_text(paper_mean, paper_sd)}"))
+        texts.append((abs(est) / paper_sd, f"{name} {number_text(paper_mean + est, paper_sd)} vs "
+                                                      f"{mean_sd_text(paper_mean, paper_sd)}"))
     inside = sum(c.margin >= 0 for c in cells)
     worst = [t for _, t in sorted(texts, reverse=True)[:3]]
     ours = f"{inside} of {len(cells)} cells' means within {k:g} paper s.d.; farthest: {', '.join(worst)}"
@@ -992,7 +993,8 @@ def rule_flat(frame, claim, parameter: str, tolerance: float, relative: bool = F
         margin, interval = tolerance_interval(tolerance, diffs)
         span = tolerance - margin
         cells.append(Cell(cell, margin, interval, len(part) // len(values)))
-        texts.append(f"{cell}: range {_num(span * scale)}" + (f" ({_num(100 * span, 2)} % of the mean)" if relative else ""))
+        share = f" ({_num(100 * span, 2)} % of the mean)" if relative else ""
+        texts.append(f"{cell}: range {_num(span * scale)}{share}")
     if not cells:
         return _no_runs("no runs")
     limit = f"{100 * tolerance:g}% of the mean" if relative else f"{tolerance:g}"
@@ -1019,7 +1021,8 @@ def _threshold(frame, claim, threshold: float, at_most: bool) -> Outcome:
     if not cells:
         return _no_runs("no runs")
     side = "threshold minus the mean" if at_most else "the mean minus the threshold"
-    return decide(cells, "; ".join(texts) + f" (claimed: {'at most' if at_most else 'at least'} {threshold_text(threshold)})",
+    claimed = f"{'at most' if at_most else 'at least'} {threshold_text(threshold)}"
+    return decide(cells, "; ".join(texts) + f" (claimed: {claimed})",
                   f"{side} of {claim.metric}")
 
 

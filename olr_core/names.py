@@ -43,8 +43,9 @@ METRIC_NAMES = {
     "avg_ndcg": "average NDCG", "avg_kl_cost": "average K-L cost", "kl_cost": "K-L cost",
     "avg_rel_click_distance": "average relative position of the chosen item",
     "rel_click_distance": "relative position of the chosen item",
-    "clicked_first_rate": "share of queries with the chosen item first", "cosine_to_reference": "cosine to the reference",
-    "block_size_at_1": "block size at rank 1", "n_blocks": "number of blocks", "certain_ratio_top": "share of certain orders at the top",
+    "clicked_first_rate": "share of queries with the chosen item first",
+    "cosine_to_reference": "cosine to the reference", "block_size_at_1": "block size at rank 1",
+    "n_blocks": "number of blocks", "certain_ratio_top": "share of certain orders at the top",
     "block10_excess": "block size at rank 10 above its floor", "bound_slack": "bound minus measured regret",
     "calibrated_floor": "margin over the calibrated floor", "cost_exponent": "cost's log-log slope",
     "lasting_regret": "share of the regret that lasts", "lda_overlap_excess": "LDA overlap above chance",
@@ -55,8 +56,9 @@ PARAMETER_NAMES = {
     "learning_rate": "learning rate", "dsp_lambda": "DSP λ", "dsp_k": "DSP k", "dsp_r": "DSP r",
     "dsp_renormalize": "DSP renormalisation", "dsp_oracle": "DSP with the true examined set",
     "credit_samples": "credit samples", "stop_rule": "stop rule", "after_click": "after a click",
-    "every_position": "every position", "nsgd_winners": "NSGD winners", "click_model": "user", "eval_every": "evaluated every",
-    "eval_split": "evaluation split", "n_candidates": "candidates", "real_datasets": "real data sets",
+    "every_position": "every position", "nsgd_winners": "NSGD winners", "click_model": "user",
+    "eval_every": "evaluated every", "eval_split": "evaluation split", "n_candidates": "candidates",
+    "real_datasets": "real data sets",
 }
 COLUMN_NAMES = {"dataset": "data set", "click_model": "user", "algorithm": "method", "sd": "s.d.", "std": "s.d.",
                 "paper_sd": "paper s.d.", "improvement_%": "gain %", "p_value": "p", "rounds_run": "rounds"}

@@ -47,8 +47,8 @@ KEEP_WORDS = "overflow-wrap: normal; white-space: nowrap; min-width: 9em"
 VERDICT_WORD = re.compile(r"\b(" + "|".join(sorted({w for v in VERDICTS for w in v.split()} - {"not", "than", "here"}))
                           + r")\b")
 # a cell a reader reads as a number: "0.665", "-1,234", "876 ± 40", "+1.9 %*", "12 (5)", "infinite"
-NUMBER_CELL = re.compile(r"^(?:[-+−]?[\d,]*\.?\d+(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?:\s*±\s*[\d,]*\.?\d+)?\s*%?\*?"
-                         r"(?:\s*\(\d[\d,]*\))?|(?:minus )?infinite|not estimable)$")
+NUMBER_CELL = re.compile(r"^(?:[-+−]?[\d,]*\.?\d+(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?:\s*±\s*[\d,]*\.?\d+)?|(?:minus )?infinite"
+                         r"|not estimable)\s*%?\*?(?:\s*\(\d[\d,]*\))?$")
 def column_label(name) -> str:
     """A column name in words (:func:`olr_core.names.column_name`): an algorithm's id becomes its display name
     (``pairrank_c`` -> "PairRank_C"), ``click_model`` "user", ``paper_mean`` "paper mean"; tuple headers join."""

@@ -1,6 +1,8 @@
 """Tables for readers (olr_core.tables): no index column, names in words, blanks for missing values, no
 negative zero, precision fitting the noise, wide tables transposed."""
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -167,3 +169,42 @@ def test_several_values_of_runs_read_mean_plus_minus_sd_per_group():
     assert table.loc["x"].tolist() == ["0.420 ± 0.020", "2.0 ± 1.0"]
     assert table.loc["y"].tolist() == ["0.5 ± 0", "6.0 ± 2.0"]   # runs that agree: s.d. 0, as the caption says
     assert noise_digit_problems(readable_frame(table).to_numpy().ravel()) == []
+
+
+# One styled renderer for every result table (#47): padded cells, numbers right-aligned, names in words.
+
+def test_every_rendered_table_has_the_books_class_and_padded_cells():
+    html = reader_table(pd.DataFrame({"algorithm": ["mgd"], "mean": [0.5]})).to_html()
+    assert 'class="olr-table"' in html
+    assert html.count("padding: 0.3em 0.7em") >= 2                        # th and td, in the table's own styles
+
+
+def test_number_columns_are_right_aligned_and_text_columns_are_not():
+    frame = pd.DataFrame({"click_model": ["perfect", "navigational"], "ours": ["847 ± 38", "817 ± 46"],
+                          "gain": ["+1.9*", "-0.2"], "runs": [15, 5], "cost": [float("inf"), 4.6],
+                          "note": ["a", "b"]})
+    text = readable_frame(frame)
+    from olr_core.tables import number_columns
+    assert [text.columns[i] for i in number_columns(text)] == ["ours", "gain", "runs", "cost"]
+    html = reader_table(frame).to_html()
+    right = set(re.findall(r"td\.col(\d) \{\n  text-align: right", html))
+    assert right == {"1", "2", "3", "4"}                                 # the user and note columns stay left
+    assert "infinite" in html and "inf<" not in html
+
+
+def test_code_identifiers_in_cells_read_as_names_and_files_as_code():
+    frame = pd.DataFrame({"parameter": ["learning_rate", "stop_rule"], "value": ["0.01", "every_position"],
+                          "where": ["HCDM/algorithms/DBGD/pdbgd_dsp.py:37", "utils/clicks.py:38-42"]})
+    text = readable_frame(frame)
+    assert text["parameter"].tolist() == ["learning rate", "stop rule"] and text["value"][1] == "every position"
+    html = reader_table(frame).to_html()
+    assert "<code>HCDM/algorithms/DBGD/pdbgd_dsp.py:37</code>" in html and "`" not in html
+
+
+def test_a_column_of_runs_that_agree_shows_its_zero_sd_as_its_caption_says():
+    """klrank_regret was captioned "mean ± s.d." over cells that showed none (#47)."""
+    from olr_core.tables import mean_sd_columns
+
+    runs = pd.DataFrame({"T": [1, 1, 3, 3], "regret": [0.693, 0.693, 2.08, 2.08]})
+    cells = mean_sd_columns(runs, "T", ["regret"])["regret"].tolist()
+    assert cells == ["0.693 ± 0", "2.08 ± 0"] and noise_digit_problems(cells) == []

@@ -30,10 +30,10 @@ from .task import Task, task_of
 # stored runs and the ledgers' run keys: what is shown (claims, tables, plots), planned and budgeted (costs, plan,
 # budget, adaptive, sequential: which runs to make, never what a run computes), stored, checked and moved (store,
 # validate, quarantine, migrate, bundle), and the course's grading (course*).
-PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "costs.py", "formatting.py",
-                     "migrate.py", "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py", "adaptive.py",
-                     "sequential.py", "bundle.py", "validate.py", "course.py", "course_sandbox.py", "course_jail.py",
-                     "course_wire.py"}
+PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "costs.py",
+                     "formatting.py", "migrate.py", "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py",
+                     "adaptive.py", "sequential.py", "bundle.py", "validate.py", "course.py", "course_sandbox.py",
+                     "course_jail.py", "course_wire.py"}
 
 
 @functools.lru_cache(maxsize=1)

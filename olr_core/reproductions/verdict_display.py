@@ -84,7 +84,8 @@ def cells_text(record: dict) -> list[str]:
     unit = (record.get("magnitude") or {}).get("unit", "")
     lines = []
     for c in record.get("cells") or []:
-        text = f"{in_words(c['cell'])}: {estimate_text(c['margin'], c['ci_low'], c['ci_high'])}, {count_text(c['runs'], 'run')}"
+        text = (f"{in_words(c['cell'])}: {estimate_text(c['margin'], c['ci_low'], c['ci_high'])}, "
+                f"{count_text(c['runs'], 'run')}")
         size = sizes.get(c["cell"])
         if size and "paper" in size:
             text += (f"; paper {number(size['paper'])} vs ours "

@@ -463,4 +463,5 @@ def threshold_value(threshold: dict) -> str:
     if abs(base) <= 1e-9 * max(abs(value), 1e-300):
         return threshold_text(value)
     distance = float(f"{value - base:.10g}")
-    return f"{threshold_text(value)} ({threshold_text(base)} {'+' if distance >= 0 else '-'} {threshold_text(abs(distance))})"
+    sign = "+" if distance >= 0 else "-"
+    return f"{threshold_text(value)} ({threshold_text(base)} {sign} {threshold_text(abs(distance))})"

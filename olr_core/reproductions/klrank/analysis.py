@@ -19,6 +19,7 @@ from ...data.library import LibraryStream
 from ...data.registry import load_library
 from ...experiments import ResultStore, spec_key
 from ...experiments.store import cached_array
+from ...formatting import FLOAT_NOISE
 from ...rankers.library import cycle_radius
 from ..rates import increment_slope
 from .experiments import ALGORITHMS, REGRET_DATASET
@@ -140,10 +141,19 @@ def regret_curve(stream: LibraryStream, trace, alpha: float = 10.0) -> pd.DataFr
         learner += float(np.sum(losses[begin:end]))
         comparator += lower
         T = end
-        rows.append({"T": T, "cycle": m, "learner": learner, "best_fixed": comparator, "gap": upper - lower,
+        rows.append({"T": T, "cycle": m, "learner": learner, "best_fixed": comparator,
+                     "gap": certified_gap(upper, lower),
                      "regret": learner - comparator, "bound": 20 * alpha * (T ** 0.75 + 1)})
         m += 1
     return pd.DataFrame(rows)
+
+
+def certified_gap(upper: float, lower: float) -> float:
+    """How far apart the comparator's certified bounds are: ``upper - lower``, which is never below 0; a difference
+    within float noise of the bounds (|upper - lower| <= :data:`olr_core.formatting.FLOAT_NOISE` x |upper|, e.g.
+    -5.3e-13 when both are the same optimum) is 0, not a measurement."""
+    gap = float(upper - lower)
+    return 0.0 if abs(gap) <= FLOAT_NOISE * max(abs(upper), abs(lower)) else gap
 
 
 def loglog_slope(T, regret) -> float:
