@@ -93,7 +93,8 @@ def write_execution_page(root: Path, order: list[str]) -> Path:
     compiled = (f" (its first {build['compile_seconds']:.0f} s readying numba's shared kernels: compiled on a fresh "
                 "checkout, else loaded)"
                 if build and build.get("compile_seconds") else "")
-    wall = (f" The last execution ran {build['pages']} page(s), {build['at_once']} at a time, in "
+    ran = f"{build['pages']} page{'s' * (build['pages'] != 1)}" if build else ""
+    wall = (f" The last execution ran {ran}, {build['at_once']} at a time, in "
             f"{build['seconds'] / 60:.1f} minutes of wall time{compiled}; side by side, pages share the machine, "
             "so their times add up to more than that." if build else "")
     text = (f"Pages executed: {len(pages)} of {len(order)}; their times add up to {total / 60:.1f} minutes.{wall} "

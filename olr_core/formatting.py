@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 FLOAT_NOISE = 1e-9                  # a value this small relative to its scale is rounding, not a measurement
 NOT_ESTIMABLE = "not estimable"
@@ -140,6 +141,32 @@ def estimate_text(estimate, low, high, sign: bool = True, unit: str = "") -> str
     places = decimals_for(width) or 0
     head = fixed(estimate, places, sign) if _finite(estimate) else number_text(estimate)
     return f"{head}, {word} {fixed(end, places, sign)}{suffix}"
+
+
+NUMBER = r"[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?"
+ESTIMATE_INTERVAL = re.compile(rf"(?<![\w.])(?<![eE][-+])({NUMBER})\s*\[\s*({NUMBER})\s*,\s*({NUMBER})\s*\]")
+
+
+def _value(text: str) -> float:
+    return float(text.replace(",", "").replace("\u2212", "-"))
+
+
+def _decimal_places(text: str) -> int:
+    return len(text.partition(".")[2])
+
+
+def interval_digit_problems(text: str) -> list[str]:
+    """Each "estimate [low, high]" of ``text`` printed past its noise: a number with more decimals than show the
+    interval's width to two significant digits ("+0.00632 [-0.0647, +0.023]": width 0.088, three decimals)."""
+    out = []
+    for match in ESTIMATE_INTERVAL.finditer(text):
+        numbers_ = match.groups()
+        if not all(re.search(r"\d", n) for n in numbers_):
+            continue
+        places = decimals_for(_value(numbers_[2]) - _value(numbers_[1]))
+        if places is not None and max(_decimal_places(n) for n in numbers_) > places:
+            out.append(match.group(0))
+    return out
 
 
 def interval_end_text(value, sign: bool = True, digits: int = 2) -> str:

@@ -346,7 +346,7 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
     record_build(tmp_path, 2, 2, 30.0)
     written = write_execution_page(tmp_path, order).read_text()
-    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time;" in written
+    assert "ran 2 pages, 2 at a time, in 0.5 minutes of wall time;" in written
     record_build(tmp_path, 2, 2, 30.0, compile_seconds=16.4)
     assert ("in 0.5 minutes of wall time (its first 16 s readying numba's shared kernels: compiled on a fresh "
             "checkout, else loaded);"
