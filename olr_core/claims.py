@@ -916,7 +916,8 @@ def leader_words(metric: str, column: str, leader, sign: float, count: int) -> s
 
 
 def _metric_name(claim) -> str:
-    return claim.metric.replace("neg_", "-").replace("param:", "")
+    """The claim's metric in words (a negated cost "negated K-L cost")."""
+    return name_of(claim.metric)
 
 
 def rule_best(frame, claim, target: str, **_) -> Outcome:
@@ -1125,7 +1126,7 @@ def rule_closer(frame, claim, treatment: str, near: str, far: str, share: float 
         gap = float((wide[near] - wide[far]).mean())
         cells.append(Cell(cell, est, interval, n))
         closed = (float(wide[treatment].mean()) - float(wide[far].mean())) / gap if gap else float("nan")
-        texts.append(f"{cell}: closes {closed:.0%} of the {far}-{near} gap")
+        texts.append(f"{cell}: closes {closed:.0%} of the gap from {name_of(far)} to {name_of(near)}")
     if not cells:
         return _no_runs(f"no runs of {treatment}, {near} and {far} together")
     return decide(cells, "; ".join(texts) + f" (claimed: more than {share:.0%})",

@@ -111,7 +111,7 @@ def column_name(identifier) -> str:
 _FILE = r"[\w./-]+\.(?:py|json|ya?ml|md|ipynb|csv|txt|gz|cfg|toml)(?::\d+(?:-\d+)?)?(?![\w])"
 _TOKEN = re.compile(r"`[^`]*`|https?://\S+|" + _FILE
                     + r"|(?<![\w.-])[a-z_]+(?:\.[a-z_]\w*)+(?![\w(])"                 # olr_core.rankers.dueling
-                    + r"|(?<![\w-])(?:[a-z]+:)?[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*(?:\([^()\s]*\))?")
+                    + r"|(?<!\w)(?:[a-z]+:)?[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*(?:\([^()\s]*\))?")
 
 
 _IDENTIFIER = r"(?:[a-z]+:)?[a-z][a-z0-9]*(?:_[a-z0-9%]+)+(?:\(.*\))?|[a-z]+:[a-z]\w*"
@@ -132,10 +132,20 @@ def in_words(text: str, markup: bool = True) -> str:
             return f"`{token}`" if markup else token
         if token in ENGLISH or token.startswith("http"):
             return token
-        if token in NAMES or token.partition("(")[0] in DISPLAY_NAMES:
-            return name_of(token)
-        return name_of(token) if re.fullmatch(_IDENTIFIER, token) else token
+        return _token_words(token)
     return _TOKEN.sub(replace, str(text))
+
+
+def _token_words(token: str) -> str:
+    """One word of generated text in words: a known id or an identifier by its name; a hyphenated word part by part
+    ("random-listnet_full" -> "random-ListNet (full feedback)"); anything else as it is."""
+    if token in NAMES or token.partition("(")[0] in DISPLAY_NAMES:
+        return name_of(token)
+    if re.fullmatch(_IDENTIFIER, token):
+        return name_of(token)
+    if "-" in token and "(" not in token:
+        return "-".join(part if part in ENGLISH else _token_words(part) for part in token.split("-"))
+    return token
 
 
 def display_names(frame):

@@ -317,7 +317,7 @@ def test_closer_measures_which_reference_a_method_lies_nearer():
                        cells=("dataset",)), frame, "text")
     poor = judge(Claim("t", "x", "F", "c", "e", "m", "closer", {"treatment": "poor", "near": "near", "far": "far"},
                        cells=("dataset",)), frame, "text")
-    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the far-near gap", good["ours"])
+    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the gap from far to near", good["ours"])
     assert poor["verdict"] == "not reproduced" and good["cells"][0]["margin"] == pytest.approx(0.1, abs=0.01)
 
 

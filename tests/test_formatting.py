@@ -91,3 +91,9 @@ def test_generated_text_names_things_in_words_and_keeps_code_as_code():
                     "`olr claims klrank` and `pdbgd_dsp.py:37`; MGD-DSP (DSP λ 0.5); random and perfect stay")
     assert "`" not in in_words("see `olr claims klrank`", markup=False)
     assert column_name("click_model") == "user" and display_name("pairrank_c") == "PairRank_C"
+
+
+def test_a_hyphenated_word_of_identifiers_reads_part_by_part():
+    """Old: "closes 21% of the random-listnet_full gap" (a ledger's text, shown as the ledger holds it)."""
+    assert in_words("the random-listnet_full gap, synth-mq, T2-gper-lowest-kl, in -rel_click_distance") == \
+        "the random-ListNet (full feedback) gap, synth-mq, T2-gper-lowest-kl, in -relative position of the chosen item"
