@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .. import __version__, settings
 from ..experiments import ResultStore
+from ..experiments.costs import LEDGER_KIND
 from ..experiments.runner import spec_key
 from ..experiments.spec import code_fingerprint
 
@@ -109,6 +110,19 @@ def design_fields(spend) -> dict:
                        "profile_cost": round(spend.profile_cost, 1)},
             "looks": {exp: {"index": look.index, "seeds": look.seeds, "level": look.level}
                       for (_, exp), look in sorted(spend.looks.items())}}
+
+
+def run_costs(papers=("dsp", "pairrank", "neural", "klrank", "topk")) -> dict[tuple[str, str], list]:
+    """{(``LEDGER_KIND`` + algorithm, data set): [(rounds, CPU seconds)]} of every ledger run: what a plan prices
+    a kind of run with when this store has never run it (a fresh clone's paper-profile plan)."""
+    costs = {}
+    for paper in papers:
+        book = read_ledger(paper)
+        for run in (book or {}).get("runs", {}).values():
+            if run.get("cpu_seconds") is not None and run.get("rounds_run"):
+                costs.setdefault((LEDGER_KIND + run["algorithm"], run["dataset"]), []).append(
+                    (int(run["rounds_run"]), float(run["cpu_seconds"])))
+    return costs
 
 
 def _cpu_seconds(store: ResultStore, key: str) -> float | None:
