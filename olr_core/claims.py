@@ -117,6 +117,7 @@ from .names import name_of
 VERDICTS = ("reproduced", "partly", "smaller than reported", "not reproduced", "inconclusive", "not testable here")
 ALPHA = 0.05
 MIN_PAIRS = 5            # significance marks on the pages are never computed from fewer paired runs
+FLOAT_NOISE = 1e-12      # runs of a statistic that differ by less than this share of its size differ by rounding only
 RATE_TOLERANCE = 0.1     # a measured log-log slope up to a theorem's rate + 0.1 counts as that rate
 PAIR_KEYS = ["dataset", "fold", "seed"]
 GAMMAS = np.geomspace(1e-12, 1.0, 481)     # the levels on which a cell's p-value is located
@@ -286,15 +287,15 @@ def _finite(x: float):
 def mean_interval(values) -> tuple[float, Interval, int]:
     """The mean of ``values`` and its Student-t interval family.
 
-    A finite value that is the same in every run is a *measured value*, not an estimate: no run-to-run
-    variation was observed, so nothing bounds the mean's error and the interval is unbounded (the
-    reason says so; replicate the statistic over what varies). The one exception is a difference that
+    A finite value that is the same in every run (up to rounding, :data:`FLOAT_NOISE`) is a *measured value*,
+    not an estimate: no run-to-run variation was observed, so nothing bounds the mean's error and the interval
+    is unbounded (the reason says so; replicate the statistic over what varies). The one exception is a difference that
     is exactly 0 in every run: two computations identical run by run, which is certain."""
     x = np.asarray(values, float)
     if len(x) and not np.isfinite(x).all():
         return _unbounded_mean(x)
     n, mean = len(x), float(np.mean(x)) if len(x) else float("nan")
-    constant = n >= 2 and np.ptp(x) == 0
+    constant = n >= 2 and bool(np.ptp(x) <= FLOAT_NOISE * np.max(np.abs(x)))
     se = float(np.std(x, ddof=1) / math.sqrt(n)) if n >= 2 else float("inf")
 
     def interval(gamma):
@@ -306,7 +307,7 @@ def mean_interval(values) -> tuple[float, Interval, int]:
         half = stats.t.ppf(1 - gamma / 2, n - 1) * se
         return mean - half, mean + half
     interval.constant = constant and mean != 0
-    interval.sd = float(np.std(x, ddof=1)) if n >= 2 else float("nan")
+    interval.sd = 0.0 if constant else float(np.std(x, ddof=1)) if n >= 2 else float("nan")
     return mean, interval, n
 
 
@@ -713,7 +714,7 @@ def paired_test(x: np.ndarray, y: np.ndarray) -> float:
     d = np.asarray(x, float) - np.asarray(y, float)
     if len(d) < MIN_PAIRS:
         return float("nan")
-    if np.ptp(d) == 0:
+    if np.ptp(d) <= FLOAT_NOISE * np.max(np.abs(d)):
         return float("nan") if d[0] != 0 else 1.0
     return float(stats.ttest_rel(x, y).pvalue)
 
