@@ -56,7 +56,7 @@ READER_TEXT = {
     "NaN": r"\bNaN\b",
     "inf": r"(?<![\w-])[-+]?inf\b",
     "n/a": r"\bn/a\b",
-    "e-notation": r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+\b",
+    "e-notation": r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]\d+\b",
     "negative zero": r"(?<![\w.])[-\u2212]0(?:\.0+)?(?![\d.])",
 }
 # In prose (text outside code, pre and math): a code identifier, and Markdown that was never rendered.

@@ -111,13 +111,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .formatting import mean_sd_text, number_text, threshold_text
+from .formatting import FLOAT_NOISE, mean_sd_text, number_text, threshold_text
 from .names import name_of
 
 VERDICTS = ("reproduced", "partly", "smaller than reported", "not reproduced", "inconclusive", "not testable here")
 ALPHA = 0.05
 MIN_PAIRS = 5            # significance marks on the pages are never computed from fewer paired runs
-FLOAT_NOISE = 1e-12      # runs of a statistic that differ by less than this share of its size differ by rounding only
 RATE_TOLERANCE = 0.1     # a measured log-log slope up to a theorem's rate + 0.1 counts as that rate
 PAIR_KEYS = ["dataset", "fold", "seed"]
 GAMMAS = np.geomspace(1e-12, 1.0, 481)     # the levels on which a cell's p-value is located

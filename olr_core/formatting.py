@@ -20,7 +20,7 @@ import math
 import numbers
 import re
 
-FLOAT_NOISE = 1e-9                  # a value this small relative to its scale is rounding, not a measurement
+FLOAT_NOISE = 1e-12     # values that differ by less than this share of their size differ by rounding only
 NOT_ESTIMABLE = "not estimable"
 UNBOUNDED = "unbounded"
 INFINITE = "infinite"
@@ -63,13 +63,16 @@ def fixed(value: float, decimals: int, sign: bool = False) -> str:
 
 def significant(value: float, digits: int = 3, sign: bool = False) -> str:
     """``value`` to at most ``digits`` significant digits without padding zeros (0.01 stays "0.01"); a number of
-    ``digits`` or more integer digits whole, with thousands separators (42164.3 -> "42,164"); never "-0"."""
+    ``digits`` or more integer digits whole, with thousands separators (42164.3 -> "42,164"), from a million on to
+    ``digits`` significant digits (4319341 -> "4,320,000"); never "-0"."""
     if value == 0:
         return "0"
-    if abs(value) >= 10 ** (digits - 1):
-        return fixed(value, 0, sign)
     if abs(value) < 1e-4 or abs(value) >= 1e15:         # a tiny or huge number: 2.5 × 10⁻⁷
         return powers_of_ten(value, digits, sign)
+    if abs(value) >= 1e6:                                # a count in millions: its digits past noise are zeros
+        return fixed(round(value, digits - 1 - math.floor(math.log10(abs(value)))), 0, sign)
+    if abs(value) >= 10 ** (digits - 1):
+        return fixed(value, 0, sign)
     places = digits - 1 - math.floor(math.log10(abs(value)))
     text = fixed(round(value, places), places, sign)
     return text.rstrip("0").rstrip(".") if "." in text else text

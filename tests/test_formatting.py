@@ -97,3 +97,9 @@ def test_a_hyphenated_word_of_identifiers_reads_part_by_part():
     """Old: "closes 21% of the random-listnet_full gap" (a ledger's text, shown as the ledger holds it)."""
     assert in_words("the random-listnet_full gap, synth-mq, T2-gper-lowest-kl, in -rel_click_distance") == \
         "the random-ListNet (full feedback) gap, synth-mq, T2-gper-lowest-kl, in -relative position of the chosen item"
+
+
+def test_a_large_number_is_shown_to_its_significant_digits_not_in_e_notation():
+    """Old: "bound / trivial bound = 7.1e+09", "only after 4.3e+06 rounds"."""
+    assert significant(7.1e9, 2) == "7,100,000,000" and significant(4319341.2, 2) == "4,300,000"
+    assert significant(2.5e17, 2) == "2.5 × 10¹⁷" and significant(42164.341) == "42,164"
