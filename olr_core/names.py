@@ -110,7 +110,7 @@ def column_name(identifier) -> str:
 # code; an identifier (with "_" or a "prefix:", or the id of a method or data set) becomes its name.
 _FILE = r"[\w./-]+\.(?:py|json|ya?ml|md|ipynb|csv|txt|gz|cfg|toml)(?::\d+(?:-\d+)?)?(?![\w])"
 _TOKEN = re.compile(r"`[^`]*`|https?://\S+|" + _FILE
-                    + r"|(?<![\w.-])[a-z_]+(?:\.[a-z_]\w*)+(?![\w(])"                 # olr_core.rankers.dueling
+                    + r"|(?<![\w.-])[a-z_][a-z_0-9]+(?:\.[a-z_]\w+)+(?![\w(])"         # olr_core.rankers.dueling
                     + r"|(?<!\w)(?:[a-z]+:)?[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*(?:\([^()\s]*\))?")
 
 
@@ -143,6 +143,8 @@ def _token_words(token: str) -> str:
         return name_of(token)
     if re.fullmatch(_IDENTIFIER, token):
         return name_of(token)
+    if re.fullmatch(r"[\w-]+\([\w.:-]+=[^()\s]*\)", token):            # "DBGD(learning_rate=0.1,step=1.0)"
+        return display_name(token)
     if "-" in token and "(" not in token:
         return "-".join(part if part in ENGLISH else _token_words(part) for part in token.split("-"))
     return token

@@ -90,6 +90,7 @@ def test_generated_text_names_things_in_words_and_keeps_code_as_code():
     assert text == ("lead of NoRegret KLRank in K-L cost on MQ2008/perfect (`olr_core.rankers.dueling`); see "
                     "`olr claims klrank` and `pdbgd_dsp.py:37`; MGD-DSP (DSP λ 0.5); random and perfect stay")
     assert "`" not in in_words("see `olr claims klrank`", markup=False)
+    assert in_words("mean ± s.d. over runs, e.g. here") == "mean ± s.d. over runs, e.g. here"      # no code spans
     assert column_name("click_model") == "user" and display_name("pairrank_c") == "PairRank_C"
 
 
