@@ -135,7 +135,9 @@ def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = No
             else [decimals] * len(frame)
         values = frame[name].map(lambda v: display_name(v) if is_algorithm(v) else v) \
             if str(name) in NAME_COLUMNS else frame[name]
-        out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(values, places)]
+        label = column_label(name)
+        label = label if label not in out else " ".join(str(name).replace("_", " ").split())   # two names, one word
+        out[label] = [cell_text(v, digits, d) for v, d in zip(values, places)]
     return pd.DataFrame(out, columns=list(out))
 
 
