@@ -188,10 +188,11 @@ class Spend:
 
 
 def budgeted_records(paper: str | None, profile: str, budget, data_dir=None, jobs: int = 1,
-                     store: ResultStore | None = None, rankers=()) -> tuple[list[dict], Spend]:
+                     store: ResultStore | None = None, rankers=(), keep_runs: bool = False) -> tuple[list[dict], Spend]:
     """The claims' records under the sequential design: every experiment at its first look, then further looks
     (:func:`next_steps`) while an undecided claim's experiment has one and the budget (CPU seconds, or "auto":
-    the profile's own runs' cost) pays for it. Records still undecided say what deciding them would take."""
+    the profile's own runs' cost) pays for it. Records still undecided say what deciding them would take.
+    ``keep_runs``: the last looks' records carry their runs (a ledger's, :func:`.verdicts.claim_records`)."""
     from .reproductions.verdicts import claim_records
 
     store = store or ResultStore()
@@ -199,7 +200,8 @@ def budgeted_records(paper: str | None, profile: str, budget, data_dir=None, job
     budget = design.profile_cost() if budget == "auto" else _budget_seconds(budget)
     looks = design.first_looks()
     while True:
-        records = claim_records(paper, profile, data_dir, jobs, store, rankers=rankers, looks=looks)
+        records = claim_records(paper, profile, data_dir, jobs, store, rankers=rankers, looks=looks,
+                                keep_runs=keep_runs)
         steps = next_steps(design, looks, _undecided(records), budget - design.cost(looks))
         if not steps:
             break

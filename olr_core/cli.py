@@ -190,19 +190,27 @@ def _ledger_command(args) -> int:
     from .reproductions import ledger
     from .reproductions.verdicts import claim_records, claims_budget
 
-    if args.paper is None or args.with_rankers or args.budget is not None or args.plan:
-        raise ValueError("--ledger and --write-ledger take one paper and none of --with, --budget, --plan")
+    if args.paper is None or args.with_rankers or args.plan or (args.budget is not None and not args.write_ledger):
+        raise ValueError("--ledger and --write-ledger take one paper and none of --with, --plan (--budget: only "
+                         "with --write-ledger)")
     if args.write_ledger:
         plan = claims_budget(args.paper, args.profile, args.data_dir, args.seeds, (), args.jobs)
         require_approval(plan, args.yes, f"olr claims {args.paper} --profile {args.profile} --write-ledger")
         started = time.monotonic()
         with dask_scheduler(args.dask, args.jobs):
-            records = claim_records(args.paper, args.profile, args.data_dir, args.jobs, ResultStore(args.results),
-                                    seeds=args.seeds, keep_runs=True)
-        command = f"olr claims {args.paper} --profile {args.profile}" + (f" --seeds {args.seeds}" if args.seeds else "")
+            if args.budget is None:
+                records, spend = claim_records(args.paper, args.profile, args.data_dir, args.jobs,
+                                               ResultStore(args.results), seeds=args.seeds, keep_runs=True), None
+            else:
+                records, spend = _budgeted_claims(args, keep_runs=True)
+        command = (f"olr claims {args.paper} --profile {args.profile}"
+                   + (f" --seeds {args.seeds}" if args.seeds else "")
+                   + (f" --budget {args.budget}" if args.budget is not None else ""))
         book = ledger.build_ledger(args.paper, args.profile, records, ResultStore(args.results),
                                    time.monotonic() - started, command + " --write-ledger")
         book["seeds"] = args.seeds
+        if spend is not None:
+            book.update(ledger.design_fields(spend))
         path = ledger.write_ledger(book)
         print(f"olr claims: wrote {path} ({len(records)} records, {len(book['runs'])} runs, "
               f"{book['cpu_seconds']:,.0f} CPU s of runs)", file=sys.stderr)
@@ -211,8 +219,7 @@ def _ledger_command(args) -> int:
     if book is None:
         raise ValueError(f"no ledger for {args.paper} in {ledger.ledger_dir()}; write it with "
                          f"`{ledger.refresh_command(args.paper)}`")
-    keys, datasets = ledger.current_runs(args.paper, book["profile"], args.data_dir, book.get("seeds"),
-                                         book.get("tuned"))
+    keys, datasets = ledger.ledger_runs(book, args.data_dir)
     stale, unchecked = ledger.stale_records(book, keys, datasets), ledger.unchecked_datasets(book, datasets)
     if stale:
         print(ledger.stale_note(args.paper, stale), file=sys.stderr)
@@ -229,17 +236,18 @@ def _ledger_command(args) -> int:
     return 0
 
 
-def _budgeted_claims(args) -> list[dict]:
-    """``olr claims --budget``: the sequential design's records (olr_core.adaptive); what it spent on stderr."""
+def _budgeted_claims(args, keep_runs: bool = False):
+    """``olr claims --budget``: the sequential design's records (olr_core.adaptive); what it spent on stderr
+    (with ``keep_runs``, for a ledger: the records with their runs, and the spend)."""
     from .adaptive import budgeted_records
     from .experiments import ResultStore
 
     if args.seeds is not None:
         raise ValueError("--budget and --seeds are exclusive: the budget chooses each experiment's seeds; drop one")
     records, spend = budgeted_records(args.paper, args.profile, args.budget, args.data_dir, args.jobs,
-                                      ResultStore(args.results), args.with_rankers or ())
+                                      ResultStore(args.results), args.with_rankers or (), keep_runs=keep_runs)
     print(f"olr claims --budget: {spend.describe()}", file=sys.stderr)
-    return records
+    return (records, spend) if keep_runs else records
 
 
 def cmd_store(args) -> int:

@@ -106,7 +106,9 @@ def page_specs(notebook: Path, values: dict) -> list:
 def plan_groups(groups: dict[str, list], store: ResultStore, data_dir=None) -> list[dict]:
     """Per group (a page or a claim group): its runs, those the store lacks (a run two groups share counts in
     the first), their estimated CPU seconds, how each estimate was made, and the kinds whose cost is unknown."""
-    costs, seen, out, described = stored_costs(store), set(), [], {}
+    from .reproductions.ledger import run_costs
+
+    costs, seen, out, described = {**run_costs(), **stored_costs(store)}, set(), [], {}
     for name, specs in groups.items():
         row = {"group": name, "runs": 0, "missing": 0, "cpu_seconds": 0.0, "longest": 0.0, "basis": {}, "unknown": {}}
         for spec in specs:                    # (pages share many runs: each spec is described and keyed once)

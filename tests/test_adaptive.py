@@ -288,7 +288,7 @@ def test_the_budget_buys_looks_until_decided_or_spent_and_the_rest_say_what_they
         def per_seed_cost(self, group, look):
             return 2.0
 
-    def records(paper, profile, data_dir, jobs, store, rankers=(), looks=None):
+    def records(paper, profile, data_dir, jobs, store, rankers=(), looks=None, keep_runs=False):
         seen.append({g[1]: look.index for g, look in looks.items()})
         decided = looks[a].index >= 2
         return [{**_record(a, looks[a].seeds, 6), "verdict": "reproduced" if decided else "inconclusive",

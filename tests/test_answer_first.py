@@ -95,7 +95,7 @@ def test_our_number_is_rounded_to_its_interval_and_never_inf_or_na():
     assert vt.estimate_text(0.09552538, None, 0.2) == "+0.10, at most +0.20"
     assert vt.estimate_text(float("nan"), None, None) == "not estimable"
     assert vt.estimate_text(-0.0004, -0.001, 0.0002) == "-0.0004 [-0.0010, +0.0002]"
-    assert vt.estimate_text(0.5, 0.5, 0.5) == "+0.500 (exact)"
+    assert vt.estimate_text(0.5, 0.5, 0.5) == "+0.5 (exact)"
     assert vt.estimate_text(-0.00001, -0.01, 0.01) == "0.000 [-0.010, +0.010]"        # no negative zero
 
 
@@ -108,9 +108,9 @@ def test_one_compact_row_per_claim_with_badge_interval_and_folded_details(record
     assert "id='verdict-dsp-T2-a'" in main and "href='dsp_table2.html#claim-dsp-T2-a'" in main
     assert "+0.012 [-0.0031" not in main and "+0.012 [-0.003, +0.028]" in main
     assert "olr-badge" in main and ">reproduced</span>" in main
-    assert "mq2008/<wbr>informational/<wbr>nsgd" in main              # a long cell name breaks after its slashes
+    assert "MQ2008/<wbr>informational/<wbr>NSGD" in main              # a long cell name breaks after its slashes
     assert "<details>" in folded and "code</span>: <span class='olr-badge'" in folded
-    assert "paired_gain: margin: mean paired difference" in folded
+    assert "paired gain: margin: mean paired difference" in folded          # the rule in words
     assert "id='verdict" not in vt.verdict_table(records[:1], where="book")     # a chapter's copy: no anchors
     whole = vt.verdict_table(records)
     ours = re.findall(r"<td class='olr-col-(?:ours|verdict)'.*?</td>", whole, re.S)
@@ -129,3 +129,10 @@ def test_a_long_claim_is_cut_in_its_row_and_given_whole_in_its_details():
     row, details = table.split("<details>")
     assert "falls towards 0 \u2026" in row and "quick runs of both" not in row
     assert "The claim in full:</b> In a well-specified world" in details and details.count("quick runs of both") == 6
+
+
+def test_a_ledgers_record_shows_the_claim_and_the_papers_number_as_the_registry_states_them_today():
+    old = next(r for r in ledger_book("klrank") if r["id"] == "T2-deterministic-infinite")
+    row = vt.verdict_table([{**old, "paper_value": "inf for all six"}])
+    assert "infinite for all six" in row and "inf for all six" not in row
+    assert vt.stated({"paper": "mine", "id": "X", "claim": "mine beats PDGD"}, "claim") == "mine beats PDGD"

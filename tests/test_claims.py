@@ -171,11 +171,29 @@ def test_a_constant_value_is_a_measured_value_and_one_run_decides_nothing():
     assert low[0] == -np.inf and high[0] == np.inf
 
 
+def test_a_value_constant_up_to_rounding_is_measured_and_its_reach_not_estimable():
+    """GPER's regret slack on its fixed stream is one number in every run, but numpy's s.d. of ten copies of it is
+    1e-16, not 0: the reach must not extrapolate a run count from rounding (it advertised 11 runs)."""
+    from olr_core.claims import Cell, decide, mean_interval, paired_test
+
+    value = 0.9576317517263313
+    mean, interval, n = mean_interval(np.full(10, value))
+    assert interval.constant and interval.sd == 0.0
+    _, rounded, _ = mean_interval(np.full(10, value) + np.r_[1e-16, np.zeros(9)])     # differs by rounding only
+    assert rounded.constant and rounded(np.array([0.05]))[0][0] == -np.inf
+    outcome = decide([Cell("gper", mean, interval, n)], "ours", "slack")
+    assert outcome.verdict == "inconclusive" and outcome.runs_needed is None
+    assert "not estimable" in outcome.reason and "runs per cell (now" not in outcome.reason
+    assert np.isnan(paired_test(np.full(5, 1.0) + np.r_[1e-16, 0, 0, 0, 0], np.zeros(5)))
+    _, real, _ = mean_interval([1.0, 1.0 + 1e-9, 1.0])                      # a real, if small, spread is kept
+    assert not real.constant and real.sd > 0
+
+
 def test_within_sd_names_the_farthest_cells():
     paper = pd.DataFrame({"click_model": ["perfect", "navigational"], "algorithm": ["a", "a"],
                           "paper_mean": [1.0, 2.0], "paper_sd": [0.1, 0.1]})
     record = judge(claim("within_sd", paper_cells=paper), runs({"a": [1.0, 2.5]}, noise=0.01, folds=30), "text")
-    assert record["verdict"] == "partly" and "navigational/a 2.5 vs 2±0.1" in record["ours"]
+    assert record["verdict"] == "partly" and "navigational/a 2.50 vs 2.00 ± 0.10" in record["ours"]
     assert record["magnitude"]["summary"].startswith("1 of 2 cells consistent with the paper's mean, 1 above it")
 
 
@@ -317,7 +335,7 @@ def test_closer_measures_which_reference_a_method_lies_nearer():
                        cells=("dataset",)), frame, "text")
     poor = judge(Claim("t", "x", "F", "c", "e", "m", "closer", {"treatment": "poor", "near": "near", "far": "far"},
                        cells=("dataset",)), frame, "text")
-    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the far-near gap", good["ours"])
+    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the gap from far to near", good["ours"])
     assert poor["verdict"] == "not reproduced" and good["cells"][0]["margin"] == pytest.approx(0.1, abs=0.01)
 
 

@@ -135,6 +135,32 @@ def test_ledger_json_carries_the_quality_bar_fields(capsys):
     assert ledger.read_ledger("klrank")["cpu_seconds"] > 0
 
 
+def test_a_budgeted_ledger_records_its_looks_and_is_keyed_at_them(capsys):
+    """``--write-ledger --budget``: the design's further looks add seeds to undecided experiments; the ledger keeps
+    each experiment's last look (seeds, level), its records rest on those runs, and reading it back lays the runs
+    out at those seeds, so none is called stale (keyed at the profile's seeds, the added ones would be)."""
+    assert main(["claims", "klrank", "--profile", "tiny", "--write-ledger", "--budget", "30"]) == 0
+    assert "olr claims --budget: budget 30 CPU s" in capsys.readouterr().err
+    book = ledger.read_ledger("klrank")
+    assert book["budget"]["cpu_seconds"] == 30 and set(book["looks"]) == {"table2", "regret"}
+    assert "--budget 30 --write-ledger" in book["command"]
+    beyond = {exp: look for exp, look in book["looks"].items() if look["index"] > 1}
+    assert beyond, book["looks"]                               # the budget took a look past the profile's
+    for exp, look in beyond.items():
+        seeds = {r["seed"] for r in book["runs"].values() if r["seed"] is not None
+                 and any(r["algorithm"] == s.algorithm for s in claim_grids("klrank", "tiny")[("klrank", "text", exp)])}
+        assert len(seeds) >= look["seeds"] > 1
+    keys, _ = ledger.ledger_runs(book)
+    assert ledger.stale_records(book, keys) == []
+    unlooked = ledger.current_keys("klrank", "tiny")           # the profile's seeds only
+    assert ledger.stale_records(book, unlooked)
+    assert main(["claims", "klrank", "--ledger", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and not any(r["stale"] for r in json.loads(out))
+    refused = one_line_error(capsys, ["claims", "klrank", "--ledger", "--budget", "30"])
+    assert "--budget: only with --write-ledger" in refused
+
+
 def claim(horizon=None, by=False) -> Claim:
     return Claim("p", "x", "Figure 1", "t", "main", "m", "above", {"threshold": 0.0}, horizon=horizon,
                  by_horizon=by, cells=("dataset",))

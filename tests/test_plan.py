@@ -12,7 +12,9 @@ from .test_book import write_page
 
 COSTS = {("pdgd", "synth-mq"): [(100, 2.0), (100, 4.0), (300, 9.0)],
          ("pdgd", "mq2008"): [(1000, 50.0)],
-         ("dbgd(multileave=probabilistic)", "synth-mq"): [(100, 30.0)]}
+         ("dbgd(multileave=probabilistic)", "synth-mq"): [(100, 30.0)],
+         ("ledger:pairrank_c", "synth-mq"): [(5000, 20.0)], ("ledger:pairrank_c", "mq2008"): [(1000, 1.0)],
+         ("ledger:nsgd", "mq2008"): [(1000, 3.0)]}
 
 
 @pytest.mark.parametrize("spec, seconds, basis", [
@@ -21,6 +23,8 @@ COSTS = {("pdgd", "synth-mq"): [(100, 2.0), (100, 4.0), (300, 9.0)],
     ({"algorithm": "pdgd", "dataset": "synth-mslr", "rounds": 100}, 100 * 65 / 1500, "other data"),
     ({"algorithm": "dbgd", "dataset": "synth-mq", "rounds": 200, "params": {"multileave": "team"}}, 60.0,
      "other parameters"),
+    ({"algorithm": "pairrank_c", "dataset": "synth-mq", "rounds": 100}, 100 * 20 / 5000, "ledger runs"),
+    ({"algorithm": "nsgd", "dataset": "synth-mq", "rounds": 100}, 100 * 3 / 1000, "ledger runs, other data"),
     ({"algorithm": "pairrank", "dataset": "synth-mq", "rounds": 100}, None, "unknown"),
 ])
 def test_a_run_is_estimated_from_the_closest_kind_of_stored_run(spec, seconds, basis):
@@ -29,7 +33,8 @@ def test_a_run_is_estimated_from_the_closest_kind_of_stored_run(spec, seconds, b
     assert estimate == pytest.approx(seconds) if seconds is not None else estimate is None
 
 
-def test_plan_counts_missing_runs_once_and_prices_them_from_the_store(tmp_path):
+def test_plan_counts_missing_runs_once_and_prices_them_from_the_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("OLR_LEDGER_DIR", str(tmp_path / "no-ledgers"))
     store = ResultStore(tmp_path / "r")
     stored = [RunSpec("random", rounds=40, seed=s) for s in range(3)]
     run_grid(stored, store)
@@ -103,3 +108,17 @@ def test_book_plan_of_the_paper_profile_prints_a_total(capsys):
     row = next(line.split() for line in out.splitlines() if line.startswith("dsp_figure4"))
     assert int(row[1].replace(",", "")) > 0 and row[1] == row[2]            # an empty store: every run missing
     assert out.splitlines()[-1].startswith(f"total: {row[2]} runs missing")
+
+
+def test_a_fresh_store_prices_a_kind_it_never_ran_from_the_ledgers_runs(tmp_path, monkeypatch):
+    """A fresh clone's paper-profile plan: kinds this store never ran are priced by the repository's ledgers."""
+    from olr_core.reproductions import ledger
+
+    monkeypatch.setenv("OLR_LEDGER_DIR", str(tmp_path / "ledger"))
+    spec = RunSpec("oracle", rounds=40, seed=0)
+    assert plan_groups({"g": [spec]}, ResultStore(tmp_path / "r"))[0]["unknown"]
+    book = ledger.build_ledger("klrank", "tiny", [], ResultStore(tmp_path / "r"))
+    book["runs"] = {"k": {"algorithm": "oracle", "dataset": "synth-mq", "rounds_run": 400, "cpu_seconds": 8.0}}
+    ledger.write_ledger(book)
+    row = plan_groups({"g": [spec]}, ResultStore(tmp_path / "r"))[0]
+    assert row["basis"] == {"ledger runs": 1} and row["cpu_seconds"] == pytest.approx(0.8) and not row["unknown"]

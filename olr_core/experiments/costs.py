@@ -33,10 +33,15 @@ def stored_costs(store: ResultStore) -> dict[tuple[str, str], list[tuple[int, fl
     return costs
 
 
+LEDGER_KIND = "ledger:"      # costs entries of a paper's ledger runs: (LEDGER_KIND + algorithm, data set)
+
+
 def estimate_seconds(spec: dict, costs: dict) -> tuple[float | None, str]:
     """(estimated CPU seconds, basis) of a run: the mean of stored runs of its kind, data set and horizon
     ("measured"); else the per-round cost of its kind on its data set ("scaled"), on any data set ("other data")
-    or of its algorithm with other parameters ("other parameters"), times its rounds; else (None, "unknown")."""
+    or of its algorithm with other parameters ("other parameters"), or of its algorithm in the repository's
+    ledgers (``LEDGER_KIND`` entries: "ledger runs", on its data set first), times its rounds; else
+    (None, "unknown")."""
     kind, dataset = cost_kind(spec)
     rounds = int(spec["rounds"])
     exact = [s for r, s in costs.get((kind, dataset), []) if r == rounds]
@@ -44,7 +49,9 @@ def estimate_seconds(spec: dict, costs: dict) -> tuple[float | None, str]:
         return float(np.mean(exact)), "measured"
     algorithm = spec["algorithm"]
     for basis, match in (("scaled", lambda k, d: (k, d) == (kind, dataset)), ("other data", lambda k, d: k == kind),
-                         ("other parameters", lambda k, d: k.split("(")[0] == algorithm)):
+                         ("other parameters", lambda k, d: k.split("(")[0] == algorithm),
+                         ("ledger runs", lambda k, d: (k, d) == (LEDGER_KIND + algorithm, dataset)),
+                         ("ledger runs, other data", lambda k, d: k == LEDGER_KIND + algorithm)):
         runs = [(r, s) for (k, d), pairs in costs.items() if match(k, d) for r, s in pairs]
         if runs and sum(r for r, _ in runs) > 0:
             return rounds * sum(s for _, s in runs) / sum(r for r, _ in runs), basis

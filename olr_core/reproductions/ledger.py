@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .. import __version__, settings
 from ..experiments import ResultStore
+from ..experiments.costs import LEDGER_KIND
 from ..experiments.runner import spec_key
 from ..experiments.spec import code_fingerprint
 
@@ -101,6 +102,29 @@ def build_ledger(paper: str, profile: str, records: list[dict], store: ResultSto
             "tuned": tuning_choices(paper), "records": kept, "runs": runs}
 
 
+def design_fields(spend) -> dict:
+    """A budgeted ledger's design (:class:`olr_core.adaptive.Spend`): the budget and its priced spend, and
+    ``looks``, {experiment: the look it ended at, its seeds and two-sided level}, from which its runs are keyed
+    again (:func:`ledger_runs`)."""
+    return {"budget": {"cpu_seconds": round(spend.budget, 1), "spent": round(spend.spent, 1),
+                       "profile_cost": round(spend.profile_cost, 1)},
+            "looks": {exp: {"index": look.index, "seeds": look.seeds, "level": look.level}
+                      for (_, exp), look in sorted(spend.looks.items())}}
+
+
+def run_costs(papers=("dsp", "pairrank", "neural", "klrank", "topk")) -> dict[tuple[str, str], list]:
+    """{(``LEDGER_KIND`` + algorithm, data set): [(rounds, CPU seconds)]} of every ledger run: what a plan prices
+    a kind of run with when this store has never run it (a fresh clone's paper-profile plan)."""
+    costs = {}
+    for paper in papers:
+        book = read_ledger(paper)
+        for run in (book or {}).get("runs", {}).values():
+            if run.get("cpu_seconds") is not None and run.get("rounds_run"):
+                costs.setdefault((LEDGER_KIND + run["algorithm"], run["dataset"]), []).append(
+                    (int(run["rounds_run"]), float(run["cpu_seconds"])))
+    return costs
+
+
 def _cpu_seconds(store: ResultStore, key: str) -> float | None:
     """The CPU seconds the stored run took (None where the store does not hold it)."""
     return round(store.run_seconds(key)[1], 3) if store.has(key) else None
@@ -156,16 +180,27 @@ def read_ledger(paper: str, path: Path | None = None) -> dict | None:
 
 
 def current_runs(paper: str, profile: str, data_dir=None, seeds: int | None = None,
-                 tuned: dict | None = None) -> tuple[set[str], set[str]]:
+                 tuned: dict | None = None, looks: dict | None = None) -> tuple[set[str], set[str]]:
     """The run keys the current code gives the paper's claim runs at ``profile`` (laid out, nothing run), and the
     data sets those runs use: the ones found here (a run on a data set this machine lacks cannot be keyed).
-    ``tuned``: the tuning choices to lay them out with (a ledger's ``tuned``), not this store's."""
+    ``tuned``: the tuning choices to lay them out with (a ledger's ``tuned``), not this store's; ``looks``:
+    {experiment: {"seeds": n, ...}} of a budgeted ledger, whose experiments ran at their last look's seeds."""
     from .pairrank.experiments import pinned_tuning
     from .verdicts import claim_grids
 
+    seeds_of = {exp: look["seeds"] for exp, look in (looks or {}).items()}
+    specs = []
     with pinned_tuning(tuned):
-        specs = [s for group in claim_grids(paper, profile, data_dir, seeds).values() for s in group]
+        for n in {seeds, *seeds_of.values()}:
+            specs += [s for (_, _, exp), group in claim_grids(paper, profile, data_dir, n).items()
+                      if seeds_of.get(exp, seeds) == n for s in group]
     return {spec_key(s, data_dir) for s in specs}, {s.dataset for s in specs}
+
+
+def ledger_runs(book: dict, data_dir=None) -> tuple[set[str], set[str]]:
+    """:func:`current_runs` laid out as ``book`` (a ledger) was computed: its profile, seeds, tuning and looks."""
+    return current_runs(book["paper"], book["profile"], data_dir, book.get("seeds"), book.get("tuned"),
+                        book.get("looks"))
 
 
 def current_keys(paper: str, profile: str, data_dir=None, seeds: int | None = None) -> set[str]:
@@ -245,7 +280,7 @@ def book_records(quick: list[dict], papers, data_dir=None) -> tuple[list[dict], 
             notes.setdefault(paper, f"no ledger yet: this build's quick runs, shown as previews (write it with "
                                     f"`{refresh_command(paper)}`)")
             continue
-        keys, datasets = current_runs(paper, book["profile"], data_dir, book.get("seeds"), book.get("tuned"))
+        keys, datasets = ledger_runs(book, data_dir)
         stale, unchecked = stale_records(book, keys, datasets), unchecked_datasets(book, datasets)
         quick_of = {(r["id"], r["config"]): r for r in mine}
         for r in ledger_records(book, stale):

@@ -13,8 +13,9 @@ import html
 import math
 import re
 
+from ..formatting import estimate_text
 from .verdict_display import (CONFIGURATIONS, anchor, as_html, badge, cells_text, evidence_href, margin_unit,
-                              number, provenance)
+                              number, provenance, registry)
 
 STYLE = """
 div.full-width.olr-verdicts-wrap { margin: 0.5em 0 1.5em; position: relative; z-index: 3;
@@ -58,41 +59,6 @@ class HTMLBlock(str):
 
 def _finite(*values) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
-
-
-def _places(width: float) -> int | None:
-    """Decimals that show ``width`` to two significant digits (None without a positive width)."""
-    if not _finite(width) or width <= 0:
-        return None
-    places = 1 - math.floor(math.log10(width))
-    if places > 0 and round(width, places) >= 10 ** (2 - places):        # 0.0996 rounds up to 0.10
-        places -= 1
-    return max(0, places)
-
-
-def _fixed(value: float, places: int, sign: bool) -> str:
-    text = f"{value:{'+' if sign else ''},.{places}f}"
-    return text[1:] if text[:1] in "-+" and not text.strip("-+0.,") else text          # never "-0.00"
-
-
-def estimate_text(estimate, low, high, sign: bool = True, unit: str = "") -> str:
-    """An estimate with its 95 % interval, all three to two significant digits of the interval's width:
-    "+0.062 [+0.044, +0.080]"; an open end in words ("+0.10, at most +0.20", "+0.096 (interval not estimable)"),
-    never inf or n/a. A stand-in with the contract of ``olr_core.formatting.estimate_text`` (branch
-    issue-47-format, #47): import that one instead once both are merged."""
-    suffix = f" {unit}" if unit else ""
-    if not _finite(estimate):
-        return "not estimable"
-    if _finite(low, high):
-        places = _places(high - low)
-        if places is None:
-            return f"{_fixed(estimate, 3, sign)}{suffix} (exact)"
-        return f"{_fixed(estimate, places, sign)} [{_fixed(low, places, sign)}, {_fixed(high, places, sign)}]{suffix}"
-    end, word = (high, "at most") if _finite(high) else (low, "at least") if _finite(low) else (None, "")
-    if end is None:
-        return f"{_fixed(estimate, _places(abs(estimate)) or 0, sign)}{suffix} (interval not estimable)"
-    places = _places(abs(end - estimate)) or 0
-    return f"{_fixed(estimate, places, sign)}, {word} {_fixed(end, places, sign)}{suffix}"
 
 
 def headline_estimate(record: dict) -> tuple[str, str]:
@@ -139,17 +105,24 @@ def short_claim(claim: str, limit: int = CLAIM_CHARS) -> str:
     return claim[:limit].rsplit(" ", 1)[0] + " \u2026"
 
 
+def stated(record: dict, field: str) -> str:
+    """What the claim says (``claim``) or what the paper reports (``paper_value``) as the registry states it today
+    (a ledger's record keeps the words of its day; its numbers are the ledger's), else as the record has it."""
+    claim = registry().get((record["paper"], record["id"]))
+    return (getattr(claim, field, "") if claim is not None else "") or record.get(field) or ""
+
+
 def claim_td(record: dict, where: str) -> str:
     link = f"<a class='claim-evidence' href='{evidence_href(record, where)}'>{html.escape(record['source'])}</a>"
     ident = f" id='{anchor(record, 'verdict')}'" if where == "generated" else ""
     return (f"<td class='olr-col-claim'><span class='olr-id'{ident}>{html.escape(record['id'])}</span> ({link}): "
-            f"{_breakable(short_claim(record['claim']))}</td>")
+            f"{_breakable(short_claim(stated(record, 'claim')))}</td>")
 
 
 def paper_td(record: dict) -> str:
     extra = _paper_number(record)
     small = f"<span class='olr-small'>the paper's number: {_breakable(extra)}</span>" if extra else ""
-    return f"<td class='olr-col-paper' data-label='the paper'>{_breakable(record.get('paper_value') or '')}{small}</td>"
+    return f"<td class='olr-col-paper' data-label='the paper'>{_breakable(stated(record, 'paper_value'))}{small}</td>"
 
 
 def ours_td(record: dict) -> str:
@@ -172,7 +145,7 @@ def details(record: dict, others: list[dict]) -> str:
     measured = record.get("ours") or ""
     if record.get("setup"):
         measured += f" [{record['setup']}]"
-    whole = record["claim"]
+    whole = stated(record, "claim")
     parts = [f"<p><b>The claim in full:</b> {_breakable(whole)}</p>" if short_claim(whole) != whole else "",
              f"<p><b>What we measured:</b> {_breakable(measured)}</p>" if measured.strip() else "",
              f"<p><b>Where the verdict comes from:</b> {_breakable(provenance(record))}</p>"
