@@ -175,7 +175,8 @@ ready.then(settle).then(() => {
     }
   }
   const tallRows = [...document.querySelectorAll(__VERDICT_TABLE__ + ' tbody')].map(
-    b => [(b.querySelector('[id]') || b).id || b.textContent.trim().slice(0, 30), Math.round(b.getBoundingClientRect().height)]);
+    b => [(b.querySelector('[id]') || b).id || b.textContent.trim().slice(0, 30),
+          Math.round(b.getBoundingClientRect().height)]);
   const figureCaptions = [...document.querySelectorAll('main img')].map(i => {
     const figure = i.closest('figure, .olr-figure');        // a chapter's captioned figure container too
     const caption = figure ? figure.querySelector('figcaption, .olr-caption') : null;
@@ -183,7 +184,8 @@ ready.then(settle).then(() => {
             shown: i.getBoundingClientRect().width, drawn: i.naturalWidth};
   });
   const series = [...document.querySelectorAll('main [data-series]')].map(
-    e => [(e.querySelector('figcaption, .olr-caption') || e).textContent.trim().slice(0, 40), e.getAttribute('data-series')]);
+    e => [(e.querySelector('figcaption, .olr-caption') || e).textContent.trim().slice(0, 40),
+          e.getAttribute('data-series')]);
   const answer = document.querySelector('.olr-answer strong');
   const answerTop = answer ? Math.round(answer.getBoundingClientRect().top + window.scrollY) : null;
   done({math: math.length, unrendered, raw, images, skips, splits, reader, indexTables, links, wide, noise,

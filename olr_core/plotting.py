@@ -73,7 +73,7 @@ ALGORITHM_STYLES = {     # DSP variants dashed; top-k learners dash-dotted; grow
 NEUTRAL_STYLES = [{"color": "#000000", "linestyle": "-"}, {"color": "#5a5a5a", "linestyle": "--"},
                   {"color": "#8c8c8c", "linestyle": ":"}, {"color": "#000000", "linestyle": "-."},
                   {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT}, {"color": "#8c8c8c", "linestyle": "-"}]
-NEUTRAL_FILLS = ["#3d3d3d", "#8c8c8c", "#cfcfcf", "#666666", "#b0b0b0"]   # bars of non-method categories (error bars black)
+NEUTRAL_FILLS = ["#3d3d3d", "#8c8c8c", "#cfcfcf", "#666666", "#b0b0b0"]   # non-method bars (their error bars black)
 USER_STYLES = {user: NEUTRAL_STYLES[i] for i, user in enumerate(("perfect", "navigational", "informational"))}
 BOUNDS = {"ndcg": (0.0, 1.0), "cosine": (-1.0, 1.0)}
 
@@ -84,7 +84,7 @@ def set_style() -> None:
     from cycler import cycler
 
     sns.set_theme(context="notebook", style="whitegrid")
-    neutral = cycler(color=list(dict.fromkeys(s["color"] for s in NEUTRAL_STYLES)))     # (line styles stay the caller's)
+    neutral = cycler(color=list(dict.fromkeys(s["color"] for s in NEUTRAL_STYLES)))   # line styles stay the caller's
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
                          "legend.frameon": False, "axes.prop_cycle": neutral})
 

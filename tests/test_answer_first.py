@@ -122,8 +122,8 @@ def test_one_compact_row_per_claim_with_badge_interval_and_folded_details(record
 def test_a_long_claim_is_cut_in_its_row_and_given_whole_in_its_details():
     long = ("In a well-specified world PairRank_C's per-round number of mis-ordered pairs falls towards 0. "
             + "The threshold was chosen after quick runs of both methods. " * 6)
-    assert vt.short_claim(long) == "In a well-specified world PairRank_C's per-round number of mis-ordered pairs falls " \
-                                   "towards 0 \u2026"
+    assert vt.short_claim(long) == ("In a well-specified world PairRank_C's per-round number of mis-ordered pairs "
+                                    "falls towards 0 \u2026")
     assert vt.short_claim("word " * 100).endswith("word \u2026") and len(vt.short_claim("word " * 100)) <= 202
     table = vt.verdict_table([quick("inconclusive", "T8-sublinear", claim=long)])
     row, details = table.split("<details>")

@@ -14,8 +14,18 @@ import math
 import re
 
 from ..formatting import estimate_text
-from .verdict_display import (CONFIGURATIONS, anchor, as_html, badge, cells_text, evidence_href, margin_unit,
-                              number, provenance, registry)
+from .verdict_display import (
+    CONFIGURATIONS,
+    anchor,
+    as_html,
+    badge,
+    cells_text,
+    evidence_href,
+    margin_unit,
+    number,
+    provenance,
+    registry,
+)
 
 STYLE = """
 div.full-width.olr-verdicts-wrap { margin: 0.5em 0 1.5em; position: relative; z-index: 3;

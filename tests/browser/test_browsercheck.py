@@ -315,7 +315,8 @@ def test_the_formatters_numbers_pass_the_noise_rule(plain):
 
 
 def test_an_intro_without_the_answer_on_its_first_screen_is_reported(plain):
-    answer = "<div class='olr-answer'><p><strong>At the papers' scale (RTop-kF), 15 claims: 4 reproduced.</strong></p></div>"
+    answer = ("<div class='olr-answer'><p><strong>At the papers' scale (RTop-kF), 15 claims: 4 reproduced."
+              "</strong></p></div>")
     assert plain_problems(plain, "book/intro.html", answer) == []
     assert any("answer (the verdict counts" in p for p in plain_problems(plain, "book/intro.html", "<p>Welcome.</p>"))
     late = f"<div style='height: 1500px'>method</div>{answer}"
