@@ -442,6 +442,17 @@ def linearised_truth(tangent: np.ndarray, scores: np.ndarray, docs: int) -> Line
     return Linearisation(Vt[:rank].T, coefficients, residual, smallest, len(D))
 
 
+def initial_linearisation(data, truth_of, width: int, seed: int = 0) -> Linearisation:
+    """:class:`Linearisation` of ``truth_of`` (h) on the tangent features of the network olRankNet starts from at
+    ``width`` (its symmetric initialisation drawn with ``seed``), over the queries of ``data`` (equal-sized)."""
+    from ..rankers.scorers import ReLUScorer
+
+    scorer = ReLUScorer(width, option="width")
+    theta0 = scorer.init(data.n_features, np.random.default_rng(seed))
+    tangent = scorer.document_gradients(data.features, theta0) / np.sqrt(width)
+    return linearised_truth(tangent, truth_of(data.features), int(data.docs_per_query[0]))
+
+
 def neural_model(data, truth_of):
     """Lemma 3.3's :class:`Model` of a started olRankNet (full A) on ``data``, whose user clicks by ``truth_of``
     (h of the documents): model features psi(x) = g(x; theta_0) / sqrt(m) in the basis of the queries' tangent pair

@@ -120,7 +120,7 @@ PAPER_DATA = {"datasets": ["synth-mslr"], "real_datasets": ["mq2008", "mslr-web1
 # data sample: pages only). The theory page's coverage check of Lemma 3.3 (:mod:`..coverage`): ``coverage_runs``
 # replays of ``coverage_rounds`` rounds.
 PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 60, **QUICK_DATA}, "theory": {"seeds": 1, "rounds": 200,
-                                                                   "coverage_runs": 3, "coverage_rounds": 40},
+                                                                   "coverage_runs": 2, "coverage_rounds": 30},
                      "tuning": {"seeds": 1, "rounds": 60}, "ablation": {"seeds": 1, "rounds": 60},
                      "lda": {"sample": 500}},
             "quick": {"main": {"seeds": 5, "rounds": 1000, **QUICK_DATA}, "theory": {"seeds": 5, "rounds": 2000,
