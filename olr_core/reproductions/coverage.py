@@ -20,6 +20,7 @@ its Clopper-Pearson interval, and the smallest per-round share.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -270,6 +271,12 @@ class CoverageRuns:
     delta: float
     details: pd.DataFrame
 
+    def subset(self, keep) -> "CoverageRuns":
+        """The runs where ``keep`` (one bool per run) is true."""
+        keep = np.asarray(keep, bool)
+        return CoverageRuns({name: values[keep] for name, values in self.ratios.items()}, self.delta,
+                            self.details[keep].reset_index(drop=True))
+
     def table(self, scales=None, level: float = 0.95) -> pd.DataFrame:
         """One row per check (and per ``scales`` entry {label: (check, scale)}): :func:`uniform_coverage`."""
         rows = {name: uniform_coverage(values, self.delta, 1.0, level) for name, values in self.ratios.items()}
@@ -284,16 +291,20 @@ def uniform_coverage(ratios: np.ndarray, delta: float, scale: float = 1.0, level
     covered at one round, and the largest ratio over runs and rounds (over ``scale``)."""
     covered = np.asarray(ratios) <= scale
     every = covered.all(axis=1)
-    interval = binomtest(int(every.sum()), len(every)).proportion_ci(level, method="exact")
+    interval = (binomtest(int(every.sum()), len(every)).proportion_ci(level, method="exact") if len(every)
+                else SimpleNamespace(low=np.nan, high=np.nan))
     return {"runs": len(every), "covered at every round": int(every.sum()), "share": float(every.mean()),
             "low": float(interval.low), "high": float(interval.high), "1 - delta": 1.0 - delta,
-            "smallest per-round share": float(covered.mean(axis=0).min()),
-            "largest ratio to the radius": float(np.max(ratios) / scale)}
+            "smallest per-round share": float(covered.mean(axis=0).min()) if len(every) else np.nan,
+            "largest ratio to the radius": float(np.max(ratios) / scale) if len(every) else np.nan}
 
 
 def against_target(row) -> str:
     """How a check's uniform coverage (a :func:`uniform_coverage` row) stands to 1 - delta, as its interval allows:
-    "above" (the interval lies above), "below" (it lies below: the check fails in this world) or "consistent with"."""
+    "above" (the interval lies above), "below" (it lies below: the check fails in this world), "consistent with", or
+    "no run to judge" without runs."""
+    if not row["runs"]:
+        return "no run to judge"
     if row["high"] < row["1 - delta"]:
         return "below"
     return "above" if row["low"] > row["1 - delta"] else "consistent with"
@@ -440,6 +451,16 @@ def linearised_truth(tangent: np.ndarray, scores: np.ndarray, docs: int) -> Line
     residual = float(np.abs(D @ (Vt[:rank].T @ coefficients) - target).max())
     smallest = float(singular[-1]) if len(D) <= D.shape[1] else 0.0
     return Linearisation(Vt[:rank].T, coefficients, residual, smallest, len(D))
+
+
+LINEARISATION_TOLERANCE = 1e-8     # the largest miss of a linearised truth that counts as exact
+
+
+def linearisable(runs: CoverageRuns) -> np.ndarray:
+    """Per run of :func:`neural_coverage`: whether its initialisation admits the linearised truth (N1's consequence:
+    the least-norm w* reproduces every pair to ``LINEARISATION_TOLERANCE``). Where two documents of a query switch
+    every unit off, their tangent features coincide and no w* can tell them apart."""
+    return runs.details["linearisation residual"].to_numpy() <= LINEARISATION_TOLERANCE
 
 
 def initial_linearisation(data, truth_of, width: int, seed: int = 0) -> Linearisation:
