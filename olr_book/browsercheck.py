@@ -13,10 +13,16 @@
 - what a reader should never see: a verdict word broken across two lines (the rectangles of its
   letters on two lines) or overflowing the element that holds it (an element width check), an image
   without a caption (``figure`` > ``figcaption``) on a chapter page or a figure page, text that is a raw
-  Python dict (``{'``), an absolute file-system path, ``NaN`` or a negative zero (``-0.0``), and a
-  table whose first column is an unnamed index (row headers under an empty header cell) or that is
-  wider than the page's main column (columns behind a horizontal scroll), and a table cell "mean ± s.d." whose
-  mean has other decimals than its s.d. or whose s.d. shows more than two significant digits. Code the
+  Python dict (``{'``), an absolute file-system path, ``NaN``, ``inf``, ``n/a``, a number in e-notation
+  (``-5.32e-13``) or a negative zero (``-0.0``), and a table whose first column is an unnamed index (row
+  headers under an empty header cell) or that is wider than the page's main column (columns behind a
+  horizontal scroll);
+- a number with more significant digits than its noise supports: "mean ± s.d." whose mean has other decimals
+  than its s.d. or whose s.d. shows more than two significant digits, and "estimate [low, high]" printed past
+  two significant digits of the interval's width (:func:`olr_core.formatting.interval_digit_problems`);
+- a result table without cell padding (its columns run together: "847 ± 3876" for "847 ± 38 | 76");
+- a snake_case identifier (``epsilon_greedy``, ``final:cosine_to_reference``) or literal Markdown (a backtick,
+  ``**bold**``, ``[text](link)``) in prose: names and markup are for code, where they stay. Code the
   authors wrote is not reader text: code cells and inline code in prose are left out of these checks;
 - a link in the page's text to a local page that does not exist or to an anchor that page does not have.
 
@@ -33,6 +39,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from olr_core.formatting import interval_digit_problems
 from olr_core.tables import noise_digit_problems
 
 from .htmlcheck import check_claim_links
@@ -47,8 +54,16 @@ READER_TEXT = {
     "absolute path": r"(?:^|[\s(\['\"=,;])(?:/(?:home|work|tmp|usr|var|root|opt|mnt|srv|data|Users|private)"
                      r"(?:/[\w.\-]+)+|[A-Za-z]:\\[\w.\-])",
     "NaN": r"\bNaN\b",
+    "inf": r"(?<![\w-])[-+]?inf\b",
+    "n/a": r"\bn/a\b",
+    "e-notation": r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]\d+\b",
     "negative zero": r"(?<![\w.])[-\u2212]0(?:\.0+)?(?![\d.])",
 }
+# In prose (text outside code, pre and math): a code identifier, and Markdown that was never rendered.
+SNAKE_CASE = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![A-Za-z0-9_])")
+MARKDOWN = {"backtick": re.compile(r"`"), "bold": re.compile(r"\*\*[^*\s]|[^*\s]\*\*"),
+            "link": re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"), "heading": re.compile(r"(?m)^\s*#{1,6} \S")}
+MIN_PADDING = 4          # px of horizontal padding a table cell needs (left + right) for its column to stand apart
 SCREENSHOTS = {"intro": "book/intro.html", "chapter": "book/pairrank.html", "verdicts": "book/generated/claims.html"}
 
 # Runs in the page after MathJax has typeset it: every check that reads the DOM, in one round trip.
@@ -121,13 +136,28 @@ ready.then(settle).then(() => {
     t => t.getBoundingClientRect().width > main.getBoundingClientRect().width + 1).length;
   const links = [...document.querySelectorAll('main a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
   const noise = [...document.querySelectorAll('main td')].map(c => c.textContent.trim()).filter(t => t.includes('±'));
-  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide, noise});
+  const codeLike = 'code, pre, kbd, samp, script, style, textarea, .cell_input, mjx-container, .math, .headerlink, '
+                   + 'noscript, .highlight';
+  const prose = [];
+  const proseWalker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  while (proseWalker.nextNode()) {
+    const node = proseWalker.currentNode;
+    if (node.textContent.trim() && !node.parentElement.closest(codeLike)) prose.push(node.textContent);
+  }
+  const padding = c => parseFloat(getComputedStyle(c).paddingLeft) + parseFloat(getComputedStyle(c).paddingRight);
+  const unpadded = [...main.querySelectorAll('table')].filter(t => !t.parentElement.closest(codeLike)).filter(t => {
+    const row = t.querySelector('tbody tr') || t.querySelector('tr');
+    return row && row.cells.length > 1 && [...row.cells].some(c => padding(c) < __MIN_PADDING__);
+  }).map(t => ((t.querySelector('th, td') || {}).textContent || '').trim().slice(0, 40));
+  done({math: math.length, unrendered, raw, images, skips, splits, reader, figures, indexTables, links, wide, noise,
+        text: whole, prose, unpadded});
 }).catch(e => done({error: String(e)}));
 """
 PAGE_PROBE = PAGE_PROBE.replace("__VERDICT_WORDS__", json.dumps(VERDICT_WORDS)).replace(
-    "__READER_TEXT__", json.dumps(READER_TEXT))
+    "__READER_TEXT__", json.dumps(READER_TEXT)).replace("__MIN_PADDING__", str(MIN_PADDING))
 EMPTY_PROBE = {"math": 0, "unrendered": [], "raw": [], "images": [], "skips": [], "splits": [], "reader": [],
-               "figures": [], "indexTables": 0, "links": [], "wide": 0, "noise": []}
+               "figures": [], "indexTables": 0, "links": [], "wide": 0, "noise": [], "text": "", "prose": [],
+               "unpadded": []}
 
 
 @dataclass
@@ -239,6 +269,41 @@ def reader_problems(probe: dict, captions: bool) -> list[str]:
         out.append(f"{probe['wide']} table(s) wider than the page (columns behind a horizontal scroll)")
     out += [f"table cell printed past its noise (decimals beyond its s.d.'s second significant digit): {c!r}"
             for c in noise_digit_problems(probe.get("noise", []))]
+    out += [f"number printed past its noise (beyond two significant digits of its s.d. or interval): {c!r}"
+            for c in text_noise_problems(probe.get("text", ""), set(probe.get("noise", [])))]
+    if probe.get("unpadded"):
+        out.append(f"{len(probe['unpadded'])} result table(s) without cell padding (their columns run together), "
+                   f"first cells: {', '.join(repr(t) for t in probe['unpadded'][:3])}")
+    out += prose_problems(probe.get("prose", []))
+    return out
+
+
+def text_noise_problems(text: str, cells: set) -> list[str]:
+    """The numbers of a page's text printed past their noise: "estimate [low, high]" beyond two significant digits of
+    the interval's width, and "mean ± s.d." beyond the s.d.'s second significant digit (outside the table cells
+    ``cells`` already reported)."""
+    spreads = [m.group(0) for m in SPREAD_IN_TEXT.finditer(text)]
+    found = [c for c in noise_digit_problems(spreads) if not any(c in cell for cell in cells)]
+    return list(dict.fromkeys(found + interval_digit_problems(text)))
+
+
+SPREAD_IN_TEXT = re.compile(r"(?<![\w.])[-+\u2212]?[\d,]*\.?\d+\s*±\s*[\d,]*\.?\d+")
+
+
+def prose_problems(texts: list[str], shown: int = 5) -> list[str]:
+    """Code identifiers (snake_case) and literal Markdown in prose (text outside code, pre and math), one line per
+    kind with its count and the first few; a word that is a web address is left alone."""
+    words = [w for text in texts for w in text.split() if "://" not in w and not w.startswith("www.")]
+    snake = [m.group(0) for w in words for m in SNAKE_CASE.finditer(w)]
+    out = []
+    if snake:
+        first = ", ".join(list(dict.fromkeys(snake))[:shown])
+        out.append(f"{len(snake)} code identifier(s) in prose, not in words: {first}")
+    joined = "\n".join(texts)
+    for kind, pattern in MARKDOWN.items():
+        hits = [joined[max(0, m.start() - 20): m.end() + 20].replace("\n", " ") for m in pattern.finditer(joined)]
+        if hits:
+            out.append(f"{len(hits)} literal Markdown {kind}(s) in the text: {hits[0]!r}")
     return out
 
 

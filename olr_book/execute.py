@@ -95,9 +95,10 @@ def provenance_cell(job: PageJob, seconds: float):
 
     rows = "\n".join(f"| `{k}` | `{v!r}` |{' **your value**' if k in job.overrides else ''}"
                      for k, v in job.parameters.items())
-    own = f" and {len(job.overrides)} parameter(s) of your own" if job.overrides else ""
+    own = (f" and {len(job.overrides)} parameter{'s' * (len(job.overrides) != 1)} of your own"
+           if job.overrides else "")
     text = (f"```{{admonition}} How this page was produced\n:class: note\n"
-            f"Executed with profile **{job.context.profile}**{own} by `olr book` (olr_core {__version__}) in "
+            f"Executed with profile **{job.context.profile}**{own} by `olr book` (`olr_core` {__version__}) in "
             f"{seconds:.0f} s.{imported_runs_note()} Regenerate it with\n\n    {regenerate_command(job)}\n\n"
             f"and change any parameter with `-p name=value` (`olr book --list` shows each page's parameters; "
             f"`olr notebook {job.page} -p ... -o copy.ipynb` writes a standalone notebook).\n\n"

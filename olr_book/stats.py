@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from olr_core.names import in_words
+
 STATS_FILE = "execution_stats.json"
 BUILD_FILE = "execution_build.json"
 
@@ -78,8 +80,8 @@ def write_execution_page(root: Path, order: list[str]) -> Path:
              "| executed |", "|---|---:|---:|---:|---:|---|---|---|"]
     for page in pages:
         s = stats[page]
-        params = ", ".join(f"{k}={v}" for k, v in s["parameters"].items())
-        link = f"{{doc}}`{page} </book/generated/{page}>`"
+        params = ", ".join(f"`{k}={v}`" for k, v in s["parameters"].items())      # as a reader passes them: code
+        link = page_link(page)
         lines.append(f"| {link} | {s['seconds']:.0f} | {s['computed']} | {s['reused']} | {s.get('run_seconds', 0):.0f} "
                      f"| {s['profile']} | {params} | {s['executed']} |")
     total = sum(stats[p]["seconds"] for p in pages)
@@ -93,7 +95,8 @@ def write_execution_page(root: Path, order: list[str]) -> Path:
     compiled = (f" (its first {build['compile_seconds']:.0f} s readying numba's shared kernels: compiled on a fresh "
                 "checkout, else loaded)"
                 if build and build.get("compile_seconds") else "")
-    wall = (f" The last execution ran {build['pages']} page(s), {build['at_once']} at a time, in "
+    ran = f"{build['pages']} page{'s' * (build['pages'] != 1)}" if build else ""
+    wall = (f" The last execution ran {ran}, {build['at_once']} at a time, in "
             f"{build['seconds'] / 60:.1f} minutes of wall time{compiled}; side by side, pages share the machine, "
             "so their times add up to more than that." if build else "")
     text = (f"Pages executed: {len(pages)} of {len(order)}; their times add up to {total / 60:.1f} minutes.{wall} "
@@ -116,6 +119,12 @@ def costliest_runs_table(stats: dict, pages: list[str], heaviest: int = 8) -> st
             "page beside it):", "",
             "| page | CPU seconds in computed runs | costliest runs (count, CPU seconds) |", "|---|---:|---|"]
     for page in ranked[:heaviest]:
-        kinds = "; ".join(f"{label} ({runs}, {seconds:.0f} s)" for label, runs, seconds in stats[page]["costliest"])
-        rows.append(f"| {page} | {stats[page]['run_seconds']:.0f} | {kinds} |")
+        kinds = "; ".join(f"{in_words(label, markup=False)} ({runs}, {seconds:.0f} s)"
+                          for label, runs, seconds in stats[page]["costliest"])
+        rows.append(f"| {page_link(page)} | {stats[page]['run_seconds']:.0f} | {kinds} |")
     return "\n".join(rows) + "\n"
+
+
+def page_link(page: str) -> str:
+    """A link to a generated page, named by its title (its notebook name is an identifier of the code)."""
+    return f"{{doc}}`/book/generated/{page}`"

@@ -111,10 +111,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .formatting import FLOAT_NOISE, mean_sd_text, number_text, threshold_text
+from .names import name_of
+
 VERDICTS = ("reproduced", "partly", "smaller than reported", "not reproduced", "inconclusive", "not testable here")
 ALPHA = 0.05
 MIN_PAIRS = 5            # significance marks on the pages are never computed from fewer paired runs
-FLOAT_NOISE = 1e-12      # runs of a statistic that differ by less than this share of its size differ by rounding only
 RATE_TOLERANCE = 0.1     # a measured log-log slope up to a theorem's rate + 0.1 counts as that rate
 PAIR_KEYS = ["dataset", "fold", "seed"]
 GAMMAS = np.geomspace(1e-12, 1.0, 481)     # the levels on which a cell's p-value is located
@@ -717,7 +719,14 @@ def paired_test(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:+.3g}" if np.isfinite(x) else "n/a"
+    """A signed margin or difference for a sentence (:func:`olr_core.formatting.number_text`): "+0.0955", never
+    "n/a" or "inf"."""
+    return number_text(x, sign=True)
+
+
+def _num(x: float, digits: int = 3) -> str:
+    """A value for a sentence to ``digits`` significant digits (:func:`olr_core.formatting.number_text`)."""
+    return number_text(x, digits=digits)
 
 
 def _no_runs(what: str) -> Outcome:
@@ -748,7 +757,8 @@ def rule_within_sd(frame, claim, paper_cells: pd.DataFrame, k: float = 1.0, pape
         margin, tol_interval = tolerance_interval(k * paper_sd, [(est, interval)])
         cells.append(Cell(name, margin, tol_interval, n))
         diffs.append((name, est / paper_sd, interval, paper_sd))
-        texts.append((abs(est) / paper_sd, f"{name} {paper_mean + est:.3g} vs {paper_mean:.3g}±{paper_sd:.2g}"))
+        texts.append((abs(est) / paper_sd, f"{name} {number_text(paper_mean + est, paper_sd)} vs "
+                                                      f"{mean_sd_text(paper_mean, paper_sd)}"))
     inside = sum(c.margin >= 0 for c in cells)
     worst = [t for _, t in sorted(texts, reverse=True)[:3]]
     ours = f"{inside} of {len(cells)} cells' means within {k:g} paper s.d.; farthest: {', '.join(worst)}"
@@ -803,7 +813,7 @@ def rule_paired_gain(frame, claim, treatment: str, control: str, column: str = "
         est, interval, n = diff
         base = float(part.loc[part[column] == control, claim.metric].abs().mean())
         cells.append(Cell(cell, est, interval, n, scale=100 / base if claim.relative and base > 0 else 1.0))
-        texts.append(f"{cell} {100 * est / base:+.1f}%" if base > 0 else f"{cell} {est:+.3g}")
+        texts.append(f"{cell} {100 * est / base:+.1f}%" if base > 0 else f"{cell} {_fmt(est)}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
     return decide(cells, "; ".join(texts) + f" ({treatment} vs {control}, mean paired gain)",
@@ -827,7 +837,7 @@ def rule_all_positive(frame, claim, treatments: dict, **_) -> Outcome:
     cells = _comparison_cells(frame, claim, treatments)
     if not cells:
         return _no_runs("no runs of the compared algorithms")
-    ours = "; ".join(f"{c.name} {c.margin:+.3g}" for c in cells)
+    ours = "; ".join(f"{c.name} {_fmt(c.margin)}" for c in cells)
     return decide(cells, ours, f"mean paired gain in {_metric_name(claim)}, one cell per comparison")
 
 
@@ -845,7 +855,7 @@ def rule_mostly_positive(frame, claim, treatments: dict, **_) -> Outcome:
     m, q = len(parts), len(parts) // 2 + 1
     gaining = sum(c.margin > 0 for c in parts)
     ours = (f"gain in {gaining} of {m} comparisons (claimed: most, i.e. at least {q}): "
-            + "; ".join(f"{c.name} {c.margin:+.3g}" for c in parts))
+            + "; ".join(f"{c.name} {_fmt(c.margin)}" for c in parts))
     return decide([cell], ours,
                   f"the {q}-th largest of the {m} comparisons' mean paired gains in {_metric_name(claim)}")
 
@@ -888,15 +898,26 @@ def _ordering(frame, claim, winners_of, column, sign, what, every=False) -> Outc
         means = part.groupby(column)[claim.metric].mean()
         leader = means.idxmax() if sign > 0 else means.idxmin()
         cells.append(Cell(cell, margin, interval, runs))
-        place = "highest" if sign > 0 else "lowest"
-        texts.append(f"{cell}: {place} {leader} of {len(values)} (margin {_fmt(margin)})")
+        texts.append(f"{cell}: {leader_words(claim.metric, column, leader, sign, len(values))} "
+                     f"(margin {_fmt(margin)})")
     if not cells:
         return _no_runs(f"no cell has runs of the claimed {column} and another")
     return decide(cells, "; ".join(texts), what)
 
 
+def leader_words(metric: str, column: str, leader, sign: float, count: int) -> str:
+    """Who leads a cell, in the metric's own direction: "NoRegret KLRank has the lowest K-L cost of 8 methods" (a
+    cost, ``neg_kl_cost``, is led by its lowest value), "DSP r = 50 has the highest online NDCG@10 of 5 values"."""
+    lower = metric.startswith("neg_")
+    place = "highest" if (sign > 0) != lower else "lowest"
+    who = name_of(leader) if column == "algorithm" else f"{name_of(column)} = {leader}"
+    kind = "method" if column == "algorithm" else "value"
+    return f"{who} has the {place} {name_of(metric.removeprefix('neg_'))} of {count} {kind}{'s' * (count != 1)}"
+
+
 def _metric_name(claim) -> str:
-    return claim.metric.replace("neg_", "-").replace("param:", "")
+    """The claim's metric in words (a negated cost "negated K-L cost")."""
+    return name_of(claim.metric)
 
 
 def rule_best(frame, claim, target: str, **_) -> Outcome:
@@ -950,7 +971,7 @@ def rule_increasing(frame, claim, parameter: str, **_) -> Outcome:
                              part[units].astype(str).agg("/".join, axis=1))
         slope, interval, n = mean_interval(slopes)
         cells.append(Cell(cell, slope, interval, n))
-        texts.append(f"{cell}: slope {slope:+.3g}")
+        texts.append(f"{cell}: slope {_fmt(slope)}")
     name = parameter.removeprefix("param:")
     if not cells:
         return Outcome("fewer than three values", 0, "not testable here", f"{name} needs three or more values")
@@ -973,7 +994,8 @@ def rule_flat(frame, claim, parameter: str, tolerance: float, relative: bool = F
         margin, interval = tolerance_interval(tolerance, diffs)
         span = tolerance - margin
         cells.append(Cell(cell, margin, interval, len(part) // len(values)))
-        texts.append(f"{cell}: range {span * scale:.3g}" + (f" ({100 * span:.1f}% of the mean)" if relative else ""))
+        share = f" ({_num(100 * span, 2)} % of the mean)" if relative else ""
+        texts.append(f"{cell}: range {_num(span * scale)}{share}")
     if not cells:
         return _no_runs("no runs")
     limit = f"{100 * tolerance:g}% of the mean" if relative else f"{tolerance:g}"
@@ -996,11 +1018,12 @@ def _threshold(frame, claim, threshold: float, at_most: bool) -> Outcome:
         mean, interval, n = computed_value(values, claim) if claim.computed else mean_interval(values)
         est = threshold - mean if at_most else mean - threshold
         cells.append(Cell(cell, est, _shifted(interval, threshold, at_most), n))
-        texts.append(f"{cell}: mean {values.mean():.4g}")
+        texts.append(f"{cell}: mean {_num(values.mean())}")
     if not cells:
         return _no_runs("no runs")
     side = "threshold minus the mean" if at_most else "the mean minus the threshold"
-    return decide(cells, "; ".join(texts) + f" (claimed: {'at most' if at_most else 'at least'} {threshold:.3g})",
+    claimed = f"{'at most' if at_most else 'at least'} {threshold_text(threshold)}"
+    return decide(cells, "; ".join(texts) + f" (claimed: {claimed})",
                   f"{side} of {claim.metric}")
 
 
@@ -1082,7 +1105,7 @@ def rule_equivalent(frame, claim, treatment: str, control: str, tolerance: float
         est, interval, n = diff
         margin, tol_interval = tolerance_interval(tolerance, [(est, interval)])
         cells.append(Cell(cell, margin, tol_interval, n))
-        texts.append(f"{cell}: difference {est:+.3g}")
+        texts.append(f"{cell}: difference {_fmt(est)}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
     return decide(cells, "; ".join(texts) + f" ({treatment} - {control})",
@@ -1103,7 +1126,7 @@ def rule_closer(frame, claim, treatment: str, near: str, far: str, share: float 
         gap = float((wide[near] - wide[far]).mean())
         cells.append(Cell(cell, est, interval, n))
         closed = (float(wide[treatment].mean()) - float(wide[far].mean())) / gap if gap else float("nan")
-        texts.append(f"{cell}: closes {closed:.0%} of the {far}-{near} gap")
+        texts.append(f"{cell}: closes {closed:.0%} of the gap from {name_of(far)} to {name_of(near)}")
     if not cells:
         return _no_runs(f"no runs of {treatment}, {near} and {far} together")
     return decide(cells, "; ".join(texts) + f" (claimed: more than {share:.0%})",
@@ -1128,7 +1151,7 @@ def rule_smaller_spread(frame, claim, treatment: str, control: str, column: str 
             continue
         est, interval, n = mean_interval(deviation_gaps(pairs[treatment], pairs[control]))
         cells.append(Cell(cell, est, interval, n))
-        texts.append(f"{cell}: s.d. {pairs[treatment].std():.3g} vs {pairs[control].std():.3g}")
+        texts.append(f"{cell}: s.d. {_num(pairs[treatment].std())} vs {_num(pairs[control].std())}")
     if not cells:
         return _no_runs(f"no runs of both {treatment} and {control}")
     outcome = decide(cells, "; ".join(texts) + f" ({treatment} vs {control})",
@@ -1200,8 +1223,8 @@ def rule_bound_above_trivial(frame, claim, reason: str, ratio=None, column: str 
     if value <= 1 and otherwise_above is not None:
         tight = frame if column is None else frame[frame[column] <= 1]
         return _threshold(tight, claim, otherwise_above, at_most=False)
-    return Outcome(f"bound / trivial bound = {value:.2g} at T = {horizon:,}", 0, "not testable here",
-                   f"{reason}; at T = {horizon:,} the bound is {value:.2g} times the trivial bound")
+    return Outcome(f"bound / trivial bound = {_num(value, 2)} at T = {horizon:,}", 0, "not testable here",
+                   f"{reason}; at T = {horizon:,} the bound is {_num(value, 2)} times the trivial bound")
 
 
 RULES = {"within_sd": rule_within_sd, "paired_gain": rule_paired_gain, "mostly_positive": rule_mostly_positive,
@@ -1262,9 +1285,11 @@ def largest_allowed(cells: list[Cell], claim: Claim) -> str:
     """The largest margin the runs still allow (the highest upper end among the cells), in the margin's units
     and, for a gain in %, in the paper's."""
     top = max(cells, key=lambda c: c.high)
+    if not np.isfinite(top.high):
+        return f"the runs set no upper limit on the margin (cell {top.name}: its interval is open above)"
     text = f"the runs allow a margin of at most {_fmt(top.high)} (cell {top.name})"
-    if claim.relative and top.scale != 1.0 and np.isfinite(top.high):
-        text += f", a gain of at most {top.high * top.scale:+.2f} %"
+    if claim.relative and top.scale != 1.0:
+        text += f", a gain of at most {number_text(top.high * top.scale, sign=True, digits=2)} %"
     return text
 
 
@@ -1304,9 +1329,9 @@ def sensitivity(claim: Claim, frame: pd.DataFrame | None, config: str, extra: di
     rows = []
     for name, unstated in claim.unstated.items():
         value = claim.args[name]
-        row = {"name": name, "what": unstated.what, "value": value}
+        row = {"name": name, "what": unstated.what, "value": value, "base": unstated.base}
         for label, factor in (("half", 0.5), ("double", 2.0)):
-            changed = round(unstated.base + factor * (value - unstated.base), 10)
+            changed = float(f"{unstated.base + factor * (value - unstated.base):.10g}")   # (1e-12 halves to 5e-13)
             variant = replace(claim, args={**claim.args, name: changed}, unstated={})
             outcome = _judge_outcome(variant, frame, config, extra)
             row[label] = {"value": changed, "verdict": _sized(variant, outcome)[0]}

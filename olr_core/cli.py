@@ -203,7 +203,8 @@ def _ledger_command(args) -> int:
                                                ResultStore(args.results), seeds=args.seeds, keep_runs=True), None
             else:
                 records, spend = _budgeted_claims(args, keep_runs=True)
-        command = (f"olr claims {args.paper} --profile {args.profile}" + (f" --seeds {args.seeds}" if args.seeds else "")
+        command = (f"olr claims {args.paper} --profile {args.profile}"
+                   + (f" --seeds {args.seeds}" if args.seeds else "")
                    + (f" --budget {args.budget}" if args.budget is not None else ""))
         book = ledger.build_ledger(args.paper, args.profile, records, ResultStore(args.results),
                                    time.monotonic() - started, command + " --write-ledger")

@@ -1,21 +1,24 @@
 """Tables for readers: what every table of the book's pages goes through before it is shown.
 
-:func:`reader_table` turns a data frame into a styled table with
+:func:`reader_table` turns a data frame into a styled table (class ``olr-table``, styled by the book's
+``book/_static/olr.css`` and, for a notebook opened on its own, by the table's own styles) with
 
+- padded cells, and numbers right-aligned in figures of one width, so that neighbouring columns never run together;
 - no index column (a named index becomes an ordinary first column; a row counter is dropped);
-- column names in words (``paper_mean`` -> "paper mean", ``improvement_%`` -> "improvement %");
-- blanks for missing values (never "NaN" or "None"), and never a negative zero ("-0.0" -> "0.0");
-- numbers to the precision their noise supports: a value with a standard deviation beside it
-  (``noise={"mean": "sd"}``) is printed to the decimal of the s.d.'s second significant digit, other
+- column names in words (``click_model`` -> "user", ``paper_mean`` -> "paper mean", :func:`olr_core.names.column_name`)
+  and the names of methods, users, data sets and metrics in the cells (:func:`olr_core.names.in_words`); a file
+  name or a code span shown as code;
+- blanks for missing values (never "NaN" or "None"), "infinite" for an infinite one, never a negative zero;
+- numbers to the precision their noise supports (:mod:`olr_core.formatting`): a value with a standard deviation
+  beside it (``noise={"mean": "sd"}``) is printed to the decimal of the s.d.'s second significant digit, other
   numbers to ``digits`` significant digits (large ones whole, with thousands separators);
-- headers that wrap between words, so that a wide table grows taller instead of hiding columns
-  behind a horizontal scroll; a table with more than ``max_columns`` columns and fewer rows is shown
-  transposed.
+- headers that wrap between words, so that a wide table grows taller instead of hiding columns behind a horizontal
+  scroll; a table with more than ``max_columns`` columns and fewer rows is shown transposed.
 """
 
 from __future__ import annotations
 
-import math
+import html
 import numbers
 import re
 
@@ -23,29 +26,37 @@ import numpy as np
 import pandas as pd
 
 from .claims import VERDICTS
-from .names import DISPLAY_NAMES, display_name
+from .formatting import INFINITE, decimals_for, fixed, is_missing, is_number, significant
+from .names import DISPLAY_NAMES, column_name, display_name, in_words
 
+TABLE_CLASS = "olr-table"
+CELL_PADDING = "padding: 0.3em 0.7em"
 HEADER_STYLE = [
-    {"selector": "th", "props": "white-space: normal; overflow-wrap: normal; word-break: normal; "
-                                "text-align: left; vertical-align: bottom"},
-    {"selector": "td", "props": "white-space: normal; overflow-wrap: anywhere; word-break: normal"},
+    {"selector": "", "props": "border-collapse: collapse; margin: 0.4em 0 1em"},
+    {"selector": "th", "props": f"white-space: normal; overflow-wrap: normal; word-break: normal; "
+                                f"text-align: left; vertical-align: bottom; {CELL_PADDING}"},
+    {"selector": "td", "props": f"white-space: normal; overflow-wrap: anywhere; word-break: normal; "
+                                f"vertical-align: top; {CELL_PADDING}"},
+    {"selector": "caption", "props": "caption-side: top; text-align: left"},
 ]
+NUMBER_STYLE = "text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap"
 
 
-# any cell may wrap anywhere rather than push its table past the page, except a verdict, which keeps its words
+# any cell may wrap rather than push its table past the page, except a verdict, which keeps its words
 KEEP_WORDS = "overflow-wrap: normal; white-space: nowrap; min-width: 9em"
 VERDICT_WORD = re.compile(r"\b(" + "|".join(sorted({w for v in VERDICTS for w in v.split()} - {"not", "than", "here"}))
                           + r")\b")
-
-
+# a cell a reader reads as a number: "0.665", "-1,234", "876 ± 40", "+1.9 %*", "12 (5)", "infinite"
+NUMBER_CELL = re.compile(r"^(?:[-+−]?[\d,]*\.?\d+(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?:\s*±\s*[\d,]*\.?\d+)?|(?:minus )?infinite"
+                         r"|not estimable)\s*%?\*?(?:\s*\(\d[\d,]*\))?$")
 def column_label(name) -> str:
-    """A column name in words: an algorithm's id becomes its display name (``pairrank_c`` -> "PairRank_C"),
-    underscores become spaces (``paper_mean`` -> "paper mean"), tuple headers join."""
+    """A column name in words (:func:`olr_core.names.column_name`): an algorithm's id becomes its display name
+    (``pairrank_c`` -> "PairRank_C"), ``click_model`` "user", ``paper_mean`` "paper mean"; tuple headers join."""
     if isinstance(name, tuple):
         return " ".join(column_label(part) for part in name if str(part))
     if is_algorithm(name):
         return display_name(name)
-    return " ".join(str(name).replace("_", " ").split())
+    return " ".join(column_name(name).split())
 
 
 def is_algorithm(value) -> bool:
@@ -56,67 +67,50 @@ def is_algorithm(value) -> bool:
 NAME_COLUMNS = {"algorithm", "method", "ranker", "learner", "label", "name"}   # columns whose values name methods
 
 
-def _missing(value) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isnan(value)
+_missing = is_missing
+noise_decimals = decimals_for         # (the name the pages know)
 
 
-def _no_negative_zero(text: str) -> str:
-    """"-0", "-0.00" (a negative number rounded to zero) without its sign."""
-    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
+def _infinite_text(value) -> str | None:
+    return (INFINITE if value > 0 else f"minus {INFINITE}") if np.isinf(value) else None
 
 
 def fixed_text(value, decimals: int) -> str:
-    """``value`` with ``decimals`` decimals and thousands separators; blank when missing, never "-0.0"."""
+    """``value`` with ``decimals`` decimals and thousands separators; blank when missing, "infinite" when infinite,
+    never "-0.0"."""
     if _missing(value):
         return ""
-    if np.isinf(value):
-        return "∞" if value > 0 else "-∞"
-    return _no_negative_zero(f"{value:,.{max(decimals, 0)}f}")
+    return _infinite_text(value) or fixed(float(value), decimals)
 
 
 def significant_text(value, digits: int = 3) -> str:
     """``value`` to at most ``digits`` significant digits, without padding zeros (0.01 stays "0.01"; a number of
-    ``digits`` or more integer digits: whole, with thousands separators: 42164.341 -> "42,164"); blank when
-    missing, never "-0.0"."""
+    ``digits`` or more integer digits: whole, with thousands separators: 42164.341 -> "42,164"; a tiny one
+    "2.5 × 10⁻⁷"); blank when missing, "infinite" when infinite, never "-0.0"."""
     if _missing(value):
         return ""
-    if isinstance(value, (bool, np.bool_)):
+    if not is_number(value):
         return str(value)
     if isinstance(value, numbers.Integral):
         return f"{value:,}"
-    if value == 0 or np.isinf(value):
-        return fixed_text(value, 0)
-    if abs(value) >= 10 ** (digits - 1):
-        return fixed_text(value, 0)
-    return _no_negative_zero(f"{value:.{digits}g}")
-
-
-def noise_decimals(sd, significant: int = 2) -> int | None:
-    """The decimals that show a standard deviation ``sd`` to ``significant`` significant digits, and so a mean
-    beside it to the precision its noise supports (sd 39.7 -> 0 decimals, 0.0052 -> 4); None without a positive
-    finite s.d."""
-    if _missing(sd) or not np.isfinite(sd) or sd <= 0:
-        return None
-    places = significant - 1 - math.floor(math.log10(sd))
-    if places > 0 and round(sd, places) >= 10 ** (significant - places):   # 0.0996 rounds up to 0.10, not 0.100
-        places -= 1
-    return max(0, places)
+    return _infinite_text(value) or significant(float(value), digits)
 
 
 def cell_text(value, digits: int = 3, decimals: int | None = None) -> str:
-    """One cell as a reader sees it: text as it is, numbers by :func:`fixed_text` (``decimals`` given) or
-    :func:`significant_text`; missing values blank."""
+    """One cell as a reader sees it: text with names in words (:func:`olr_core.names.in_words`), numbers by
+    :func:`fixed_text` (``decimals`` given) or :func:`significant_text`; missing values blank; True/False as
+    "yes"/"no"."""
     if _missing(value):
         return ""
     if isinstance(value, str):
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return in_words(value)
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
         return f"{value:,}"
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+    if is_number(value):
         return significant_text(value, digits) if decimals is None else fixed_text(value, decimals)
-    return str(value)
+    return in_words(str(value))
 
 
 def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None,
@@ -141,7 +135,9 @@ def readable_frame(frame: pd.DataFrame, digits: int = 3, noise: dict | None = No
             else [decimals] * len(frame)
         values = frame[name].map(lambda v: display_name(v) if is_algorithm(v) else v) \
             if str(name) in NAME_COLUMNS else frame[name]
-        out[column_label(name)] = [cell_text(v, digits, d) for v, d in zip(values, places)]
+        label = column_label(name)
+        label = label if label not in out else " ".join(str(name).replace("_", " ").split())   # two names, one word
+        out[label] = [cell_text(v, digits, d) for v, d in zip(values, places)]
     return pd.DataFrame(out, columns=list(out))
 
 
@@ -159,12 +155,37 @@ def reader_table(frame: pd.DataFrame, digits: int = 3, noise: dict | None = None
     """The styled table a page displays (see the module's docstring): no index, words for names, blanks for
     missing values, no negative zero, precision fitting the noise; transposed when it has more than
     ``max_columns`` columns and fewer rows than columns."""
+    caption = caption if caption is not None else getattr(frame, "attrs", {}).get("caption")
     text = readable_frame(frame, digits, noise, index_label, decimals)
     if text.shape[1] > max_columns and len(text) < text.shape[1]:
         text = _transposed(text)
-    styler = text.style.hide(axis="index").set_table_styles(HEADER_STYLE)
+    return styled(text, caption)
+
+
+def number_columns(text: pd.DataFrame) -> list[int]:
+    """The positions of the columns whose every filled cell reads as a number (:data:`NUMBER_CELL`)."""
+    def numeric(column):
+        filled = [str(v).strip() for v in column if str(v).strip()]
+        return bool(filled) and all(NUMBER_CELL.match(v) for v in filled)
+    return [i for i, name in enumerate(text.columns) if numeric(text.iloc[:, i])]
+
+
+def cell_html(text: str) -> str:
+    """A cell's text as HTML: escaped, its `code` spans as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(str(text), quote=False))
+
+
+def styled(text: pd.DataFrame, caption: str | None = None):
+    """The one look of the book's result tables, for a frame of cell texts: class ``olr-table``, padded cells,
+    numbers right-aligned, headers wrapping between words, verdicts unbroken, code spans as code."""
+    numbers_at = number_columns(text)
+    shown = text.map(cell_html)
+    shown.columns = [cell_html(c) for c in shown.columns]
+    styles = HEADER_STYLE + [{"selector": f"td.col{i}, th.col{i}", "props": NUMBER_STYLE} for i in numbers_at]
+    styler = (shown.style.hide(axis="index").set_table_styles(styles)
+              .set_table_attributes(f'class="{TABLE_CLASS}"'))
     styler = styler.map(lambda v: KEEP_WORDS if isinstance(v, str) and VERDICT_WORD.search(v) else "")
-    return styler.set_caption(caption) if caption else styler
+    return styler.set_caption(cell_html(in_words(caption))) if caption else styler
 
 
 def _transposed(text: pd.DataFrame) -> pd.DataFrame:
@@ -194,18 +215,22 @@ def params_text(params: dict) -> str:
 
 def _param_value(value) -> str:
     """A hyper-parameter as set (0.01, 10, 49), without padding zeros."""
-    is_number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-    return format(value, "g") if is_number and not _missing(value) else cell_text(value)
+    return format(value, "g") if is_number(value) and not _missing(value) else cell_text(value)
 
 
 def mean_sd_text(means, sds) -> list[str]:
-    """"mean ± s.d." per row, both to the decimals the s.d. supports (:func:`noise_decimals`); the mean alone (3
-    significant digits) without a positive s.d., blank without a mean."""
+    """"mean ± s.d." per row, both to the decimals the s.d. supports (:func:`noise_decimals`): "876 ± 40"; a mean
+    whose runs all agree "0.693 ± 0" (3 significant digits, its s.d. is 0); without an s.d. (one run) the mean
+    alone; blank without a mean."""
     out = []
     for mean, sd in zip(means, sds):
         places = noise_decimals(sd)
-        out.append(cell_text(mean) if places is None or _missing(mean)
-                   else f"{fixed_text(mean, places)} ± {fixed_text(sd, places)}")
+        if _missing(mean):
+            out.append("")
+        elif places is None:
+            out.append(cell_text(mean) + (" ± 0" if not _missing(sd) and sd == 0 and np.isfinite(mean) else ""))
+        else:
+            out.append(f"{fixed_text(mean, places)} ± {fixed_text(sd, places)}")
     return out
 
 
@@ -237,6 +262,8 @@ def noise_digit_problems(cells) -> list[str]:
             continue
         mean, spread = match.groups()
         digits = len(spread.replace(",", "").replace(".", "").lstrip("0"))
+        if spread == "0":                   # runs that all agree: the mean as computed, its s.d. exactly 0
+            continue
         if _decimals(mean) != _decimals(spread) or (_decimals(spread) > 0 and digits > 2):
             out.append(str(cell))
     return out

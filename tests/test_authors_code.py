@@ -137,11 +137,11 @@ def test_three_columns_adds_the_paper_and_names_each_gap_and_each_paper_differen
     table = three_columns(ours, theirs, paper, "online").set_index("algorithm")
     assert table.loc["dbgd", "paper_vs_code_p"] > 0.05 > table.loc["dbgd_dsp", "paper_vs_code_p"]
     lines = gap_lines(table.reset_index(), {("navigational", "dbgd"): "found: X, shown by run Y"}, "tried Z")
-    assert len(lines) == 1 and lines[0].startswith("navigational / dbgd")
+    assert len(lines) == 1 and lines[0].startswith("navigational / DBGD: ours minus theirs +77 [+63, +90]")
     assert lines[0].endswith("found: X, shown by run Y")
     assert gap_lines(table.reset_index(), {}, "tried Z")[0].endswith("open: tried Z")
     differs = paper_lines(table.reset_index())
-    assert len(differs) == 1 and differs[0].startswith("navigational / dbgd_dsp: the paper prints 900")
+    assert len(differs) == 1 and differs[0].startswith("navigational / DBGD-DSP: the paper prints 900")
 
 
 def test_paper_differs_needs_two_runs_and_a_paper_number():

@@ -336,17 +336,19 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     table = write_execution_page(tmp_path, order).read_text()
     # links are doc roles from the source root: the table is included into book/execution.md,
     # and the executed pages are book/generated/PAGE
-    first_link, second_link = (f"{{doc}}`{p} </book/generated/{p}>`" for p in (first_page, second_page))
-    assert re.search(rf"\| {re.escape(first_link)} \| 12 \| 2 \| 0 \| \d+ \| quick \| seeds=1 \|", table)
-    assert f"| {second_link} | 30 | 0 | 2 | 0 | quick | seeds=2 |" in table
-    assert re.search(rf"\| {first_page} \| \d+ \| (random|oracle) on synth-mq, 10 rounds \(1, \d+ s\)", table)
+    # (named by their titles; a page's notebook name and its parameters are code, #47)
+    first_link, second_link = (f"{{doc}}`/book/generated/{p}`" for p in (first_page, second_page))
+    assert re.search(rf"\| {re.escape(first_link)} \| 12 \| 2 \| 0 \| \d+ \| quick \| `seeds=1` \|", table)
+    assert f"| {second_link} | 30 | 0 | 2 | 0 | quick | `seeds=2` |" in table
+    assert re.search(rf"\| {re.escape(first_link)} \| \d+ \| (random|oracle) on synth-mq, 10 rounds \(1, \d+ s\)",
+                     table)
     assert all((ROOT / "notebooks" / f"{page}.md").exists() for page in (first_page, second_page))
     assert re.search(r"\| \*\*all 2 pages\*\* \| \*\*42\*\* \| \*\*2\*\* \| \*\*2\*\* \| \*\*\d+\*\* \|", table)
     assert "cores, Python" in table
     assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
     record_build(tmp_path, 2, 2, 30.0)
     written = write_execution_page(tmp_path, order).read_text()
-    assert "ran 2 page(s), 2 at a time, in 0.5 minutes of wall time;" in written
+    assert "ran 2 pages, 2 at a time, in 0.5 minutes of wall time;" in written
     record_build(tmp_path, 2, 2, 30.0, compile_seconds=16.4)
     assert ("in 0.5 minutes of wall time (its first 16 s readying numba's shared kernels: compiled on a fresh "
             "checkout, else loaded);"

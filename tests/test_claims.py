@@ -193,7 +193,7 @@ def test_within_sd_names_the_farthest_cells():
     paper = pd.DataFrame({"click_model": ["perfect", "navigational"], "algorithm": ["a", "a"],
                           "paper_mean": [1.0, 2.0], "paper_sd": [0.1, 0.1]})
     record = judge(claim("within_sd", paper_cells=paper), runs({"a": [1.0, 2.5]}, noise=0.01, folds=30), "text")
-    assert record["verdict"] == "partly" and "navigational/a 2.5 vs 2±0.1" in record["ours"]
+    assert record["verdict"] == "partly" and "navigational/a 2.50 vs 2.00 ± 0.10" in record["ours"]
     assert record["magnitude"]["summary"].startswith("1 of 2 cells consistent with the paper's mean, 1 above it")
 
 
@@ -335,7 +335,7 @@ def test_closer_measures_which_reference_a_method_lies_nearer():
                        cells=("dataset",)), frame, "text")
     poor = judge(Claim("t", "x", "F", "c", "e", "m", "closer", {"treatment": "poor", "near": "near", "far": "far"},
                        cells=("dataset",)), frame, "text")
-    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the far-near gap", good["ours"])
+    assert good["verdict"] == "reproduced" and re.search(r"closes 7[456]% of the gap from far to near", good["ours"])
     assert poor["verdict"] == "not reproduced" and good["cells"][0]["margin"] == pytest.approx(0.1, abs=0.01)
 
 

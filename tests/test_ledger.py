@@ -157,7 +157,8 @@ def test_a_budgeted_ledger_records_its_looks_and_is_keyed_at_them(capsys):
     assert main(["claims", "klrank", "--ledger", "--json"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and not any(r["stale"] for r in json.loads(out))
-    assert "--budget: only with --write-ledger" in one_line_error(capsys, ["claims", "klrank", "--ledger", "--budget", "30"])
+    refused = one_line_error(capsys, ["claims", "klrank", "--ledger", "--budget", "30"])
+    assert "--budget: only with --write-ledger" in refused
 
 
 def claim(horizon=None, by=False) -> Claim:

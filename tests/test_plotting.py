@@ -69,7 +69,7 @@ def test_display_names_and_families_cover_every_registered_ranker():
     members = [m for ms in FAMILIES.values() for m in ms]
     assert sorted(members) == sorted(ALGORITHMS)              # each algorithm in exactly one family
     assert len(set(DISPLAY_NAMES.values())) == len(DISPLAY_NAMES)
-    assert display_name("mgd_dsp(dsp_lambda=0.5)") == "MGD-DSP(dsp_lambda=0.5)"
+    assert display_name("mgd_dsp(dsp_lambda=0.5)") == "MGD-DSP (DSP λ 0.5)"        # parameters in words (#47)
     assert display_name("my_ranker.py:Mine") == "my_ranker.py:Mine"
     assert set(plotting.ALGORITHM_STYLES) == set(ALGORITHMS)
 

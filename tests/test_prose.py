@@ -50,7 +50,7 @@ def test_the_pages_sentence_changes_with_the_verdict_when_one_run_changes(figure
     grids, store = figure2_page
     records, before = figure2_text(grids, store)
     assert records[0]["verdict"] == "reproduced"
-    assert "F2-faster (as the text says, `text`): reproduced" in before
+    assert "F2-faster (as the text says): reproduced" in before
     assert "above 0 in 9, below 0 in 0 and on neither side in 0 of 9 cells" in before
 
     one = next(s for s in grids["text"] if s.algorithm == "mgd_dsp" and s.click_model == "perfect" and s.seed == 3)
@@ -58,8 +58,35 @@ def test_the_pages_sentence_changes_with_the_verdict_when_one_run_changes(figure
     records, after = figure2_text(grids, store)
     assert records[0]["verdict"] == "partly"
     assert after != before
-    assert "F2-faster (as the text says, `text`): partly" in after
+    assert "F2-faster (as the text says): partly" in after
     assert "above 0 in 8," in after
+
+
+def test_the_sentence_and_the_table_beside_it_change_together_when_one_run_changes(figure2_page):
+    """The page's sentence and the verdict table's row come from one record (#47): after one run changes, both
+    name the new verdict, the sentence's cell counts are the row's cells, and neither carries Markdown or a code
+    identifier (the sentence is pasted as plain text)."""
+    from olr_core.reproductions import verdict_display as vd
+
+    grids, store = figure2_page
+
+    def sentence_and_row():
+        records = prose.page_records(dsp.claims, ["F2-faster"], grids, store)
+        row = vd.verdict_rows([{**records[0], "page": "dsp_figure2", "setup": ""}]).iloc[0]
+        return records[0], prose.records_text(records, dsp.experiments.CONFIG_TITLES), row
+
+    record, before, row_before = sentence_and_row()
+    one = next(s for s in grids["text"] if s.algorithm == "mgd_dsp" and s.click_model == "perfect" and s.seed == 3)
+    store_runs(store, [one], lambda spec: 0.0)
+    changed, after, row_after = sentence_and_row()
+    for rec, sentence, row in ((record, before, row_before), (changed, after, row_after)):
+        said = sentence_numbers(sentence)
+        assert said["verdict"] == rec["verdict"] and f">{rec['verdict']}<" in row["verdict"]
+        lines = row["cells"].split("<br>")[1:]                      # one line per cell, as the table shows them
+        assert said["cells"] == len(lines) == len(rec["cells"])
+        assert "`" not in sentence and "**" not in sentence and "_" not in sentence
+    assert (record["verdict"], changed["verdict"]) == ("reproduced", "partly")
+    assert before != after and row_before["cells"] != row_after["cells"]
 
 
 def sentence_numbers(sentence: str) -> dict:
@@ -91,7 +118,7 @@ def test_a_claim_this_page_cannot_test_says_so_with_its_reason(figure2_page):
     grids, store = figure2_page
     record = prose.page_records(dsp.claims, ["T2-cells"], grids, store)[0]    # MQ2008 at 10,000 queries: not here
     assert record["verdict"] == "not testable here"
-    assert prose.verdict_sentence(record).startswith("T2-cells (text, `text`): not testable here; ")
+    assert prose.verdict_sentence(record).startswith("T2-cells (text): not testable here; ")
 
 
 def test_an_unknown_claim_is_refused_in_one_line():

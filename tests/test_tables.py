@@ -1,6 +1,8 @@
 """Tables for readers (olr_core.tables): no index column, names in words, blanks for missing values, no
 negative zero, precision fitting the noise, wide tables transposed."""
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -19,7 +21,7 @@ from olr_core.tables import (
 
 def test_column_names_read_as_words():
     assert column_label("paper_mean") == "paper mean"
-    assert column_label("improvement_%") == "improvement %"
+    assert column_label("improvement_%") == "gain %" and column_label("click_model") == "user"
     assert column_label(("offline", "final_ndcg")) == "offline final ndcg"
 
 
@@ -28,15 +30,15 @@ def test_missing_values_are_blank_and_zero_has_no_sign():
     assert fixed_text(-0.0004, 3) == "0.000" and fixed_text(-0.04, 1) == "0.0"
     assert fixed_text(-0.05, 2) == "-0.05"
     assert significant_text(-0.0) == "0"
-    assert fixed_text(float("inf"), 2) == "∞"
+    assert fixed_text(float("inf"), 2) == "infinite"          # in words: never "inf" (#47)
 
 
 def test_significant_digits_and_thousands():
     assert significant_text(42164.341) == "42,164"
     assert significant_text(0.6651234) == "0.665"
     assert significant_text(161.1017370572207) == "161"
-    assert significant_text(7) == "7" and significant_text(0.01) == "0.01" and significant_text(2.5e-7) == "2.5e-07"
-    assert significant_text(-0.0001) == "-0.0001" and significant_text(-1e-12, 3) == "-1e-12"
+    assert significant_text(7) == "7" and significant_text(0.01) == "0.01" and significant_text(2.5e-7) == "2.5 × 10⁻⁷"
+    assert significant_text(-0.0001) == "-0.0001" and significant_text(-1e-12, 3) == "-1 × 10⁻¹²"
 
 
 def test_a_mean_is_printed_to_the_precision_of_its_sd():
@@ -45,7 +47,7 @@ def test_a_mean_is_printed_to_the_precision_of_its_sd():
     frame = pd.DataFrame({"mean": [876.3123, 0.66512345], "sd": [39.7, 0.0052]})
     text = readable_frame(frame, noise={"mean": "sd"})
     assert text["mean"].tolist() == ["876", "0.6651"]
-    assert text["sd"].tolist() == ["40", "0.0052"]
+    assert text["s.d."].tolist() == ["40", "0.0052"]
     given = readable_frame(frame[["mean"]], noise={"mean": [2.5, 0.05]})       # s.d.s not shown as a column
     assert given["mean"].tolist() == ["876.3", "0.665"]
 
@@ -57,7 +59,7 @@ def test_no_index_column_reaches_the_reader():
     twice = pd.concat([counter, counter])                  # index 0, 1, 0, 1: still a row counter
     assert readable_frame(twice).columns.tolist() == ["paper mean"]
     labelled = pd.DataFrame({"a": [1.0]}, index=pd.Index(["dbgd"], name="algorithm"))
-    assert readable_frame(labelled).columns.tolist() == ["algorithm", "a"]
+    assert readable_frame(labelled).columns.tolist() == ["method", "a"]
     unnamed = pd.DataFrame({"a": [1.0]}, index=["dbgd"])
     assert readable_frame(unnamed, index_label="method").iloc[0].tolist() == ["DBGD", "1"]
 
@@ -86,7 +88,7 @@ def test_hyper_parameters_read_as_words_not_a_dict():
     from olr_core.tables import params_text
 
     text = params_text({"pairrank_c": {"alpha": 0.01, "l2_weight": 10.0}, "pdgd": {}, "mgd": {"n_candidates": 49}})
-    assert text == "PairRank_C: alpha 0.01, l2 weight 10; MGD: n candidates 49"
+    assert text == "PairRank_C: alpha 0.01, l2 weight 10; MGD: candidates 49"
     assert "{" not in text and params_text({}) == "the defaults"
 
 
@@ -113,8 +115,8 @@ def test_a_table_names_methods_by_their_display_names():
     frame = pd.DataFrame({"algorithm": ["pairrank_c", "mgd_dsp(dsp_lambda=0.5)", "not-a-method"],
                           "topk_ranksvm": [0.5, 0.4, 0.3], "paper_mean": [1.0, 2.0, 3.0]})
     text = readable_frame(frame)
-    assert list(text.columns) == ["algorithm", "RTop-kF RankSVM", "paper mean"]
-    assert list(text["algorithm"]) == ["PairRank_C", "MGD-DSP(dsp_lambda=0.5)", "not-a-method"]
+    assert list(text.columns) == ["method", "RTop-kF RankSVM", "paper mean"]
+    assert list(text["method"]) == ["PairRank_C", "MGD-DSP (DSP λ 0.5)", "not-a-method"]
 
 
 def test_cells_wrap_anywhere_but_a_verdict_keeps_its_words():
@@ -133,7 +135,7 @@ def test_a_seed_mean_never_prints_more_decimals_than_its_sd_supports():
     sds = 10.0 ** rng.uniform(-5, 3, 400) * rng.choice([1, 0.996, 0.9996], 400)    # some that round up to 10^k
     means = rng.normal(0, 1, 400) * 10.0 ** rng.uniform(-1, 4, 400)
     text = readable_frame(pd.DataFrame({"mean": means, "sd": sds}), noise={"mean": "sd"})
-    for mean, sd in zip(text["mean"], text["sd"]):
+    for mean, sd in zip(text["mean"], text["s.d."]):
         assert len(mean.partition(".")[2]) == len(sd.partition(".")[2]), (mean, sd)
         assert "." not in sd or len(sd.replace(",", "").replace(".", "").lstrip("0")) == 2, sd
     cells = mean_sd_text(means, sds)
@@ -165,5 +167,44 @@ def test_several_values_of_runs_read_mean_plus_minus_sd_per_group():
                          "cost": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0]})
     table = mean_sd_columns(runs, "algorithm", ["ndcg", "cost"])
     assert table.loc["x"].tolist() == ["0.420 ± 0.020", "2.0 ± 1.0"]
-    assert table.loc["y"].tolist() == ["0.5", "6.0 ± 2.0"]       # no spread: the mean alone
+    assert table.loc["y"].tolist() == ["0.5 ± 0", "6.0 ± 2.0"]   # runs that agree: s.d. 0, as the caption says
     assert noise_digit_problems(readable_frame(table).to_numpy().ravel()) == []
+
+
+# One styled renderer for every result table (#47): padded cells, numbers right-aligned, names in words.
+
+def test_every_rendered_table_has_the_books_class_and_padded_cells():
+    html = reader_table(pd.DataFrame({"algorithm": ["mgd"], "mean": [0.5]})).to_html()
+    assert 'class="olr-table"' in html
+    assert html.count("padding: 0.3em 0.7em") >= 2                        # th and td, in the table's own styles
+
+
+def test_number_columns_are_right_aligned_and_text_columns_are_not():
+    frame = pd.DataFrame({"click_model": ["perfect", "navigational"], "ours": ["847 ± 38", "817 ± 46"],
+                          "gain": ["+1.9*", "-0.2"], "runs": [15, 5], "cost": [float("inf"), 4.6],
+                          "note": ["a", "b"]})
+    text = readable_frame(frame)
+    from olr_core.tables import number_columns
+    assert [text.columns[i] for i in number_columns(text)] == ["ours", "gain", "runs", "cost"]
+    html = reader_table(frame).to_html()
+    right = set(re.findall(r"td\.col(\d) \{\n  text-align: right", html))
+    assert right == {"1", "2", "3", "4"}                                 # the user and note columns stay left
+    assert "infinite" in html and "inf<" not in html
+
+
+def test_code_identifiers_in_cells_read_as_names_and_files_as_code():
+    frame = pd.DataFrame({"parameter": ["learning_rate", "stop_rule"], "value": ["0.01", "every_position"],
+                          "where": ["HCDM/algorithms/DBGD/pdbgd_dsp.py:37", "utils/clicks.py:38-42"]})
+    text = readable_frame(frame)
+    assert text["parameter"].tolist() == ["learning rate", "stop rule"] and text["value"][1] == "every position"
+    html = reader_table(frame).to_html()
+    assert "<code>HCDM/algorithms/DBGD/pdbgd_dsp.py:37</code>" in html and "`" not in html
+
+
+def test_a_column_of_runs_that_agree_shows_its_zero_sd_as_its_caption_says():
+    """klrank_regret was captioned "mean ± s.d." over cells that showed none (#47)."""
+    from olr_core.tables import mean_sd_columns
+
+    runs = pd.DataFrame({"T": [1, 1, 3, 3], "regret": [0.693, 0.693, 2.08, 2.08]})
+    cells = mean_sd_columns(runs, "T", ["regret"])["regret"].tolist()
+    assert cells == ["0.693 ± 0", "2.08 ± 0"] and noise_digit_problems(cells) == []

@@ -37,9 +37,9 @@ SIZED = {"unit": "% of the control's mean", "summary": "smaller in every cell",
 
 def test_row_shows_margins_intervals_paper_number_and_link():
     row = vd.verdict_rows([record(magnitude=SIZED, paper_number={"mq2008/perfect": 6.99})]).iloc[0]
-    assert "mq2008/perfect: +0.864 [-1.97, +3.7], 5 runs" in row["cells"]
-    assert "discounted_online_ndcg10" in row["cells"]                 # the unit of T2-mgd-dsp's margin
-    assert "paper +6.99 vs ours +1.07 [-2.4, +4.59] % of the control&#x27;s mean" in row["cells"]
+    assert "MQ2008/perfect: +0.9 [-2.0, +3.7], 5 runs" in row["cells"]     # to 2 digits of the interval's width
+    assert "online NDCG@10 (discounted sum)" in row["cells"]           # the unit of T2-mgd-dsp's margin, in words
+    assert "paper +6.99 vs ours +1.1 [-2.4, +4.6] % of the control&#x27;s mean" in row["cells"]
     assert "paper's number: mq2008/perfect: +6.99" in row["paper"].replace("&#x27;", "'")
     assert 'href="dsp_table2.html#claim-dsp-T2-mgd-dsp"' in row["claim"]
     assert "id='verdict-dsp-T2-mgd-dsp'" in row["claim"]
@@ -60,8 +60,9 @@ def test_sensitivity_verdicts_under_the_headline_with_their_meaning():
 
 
 def test_numbers_are_signed_without_negative_zero_and_unbounded_ends_named():
-    assert vd.number(-0.0) == "0" and vd.number(-0.0004, 1) == "-0.0004" and vd.number(-1e-9, 2) == "-1e-09"
-    assert vd.number(float("inf")) == "+inf" and vd.number(None) == "n/a" and vd.number(0.12345) == "+0.123"
+    assert vd.number(-0.0) == "0" and vd.number(-0.0004, 1) == "-0.0004" and vd.number(-1e-9, 2) == "-1 × 10⁻⁹"
+    assert vd.number(float("inf")) == "infinite" and vd.number(None) == "not estimable"   # in words (#47)
+    assert vd.number(0.12345) == "+0.123"
 
 
 def test_box_lists_the_pages_claims_with_verdicts_and_anchors():
@@ -71,7 +72,7 @@ def test_box_lists_the_pages_claims_with_verdicts_and_anchors():
     assert "id='claim-dsp-T2-mgd-dsp'" in box and "F2-faster" not in box
     assert "inconclusive" in box and "(code: reproduced)" in box
     assert "href='claims.html#verdict-dsp-T2-mgd-dsp'" in box
-    assert "+0.864 [-1.97, +3.7]" in box
+    assert "+0.9 [-2.0, +3.7]" in box
     assert "No claim" in vd.claims_box(records, "dsp_figure4")
 
 
@@ -127,8 +128,8 @@ def test_forest_plot_has_one_panel_per_unit_labelled_with_it():
     fig = vd.plot_margins_by_unit(records)
     labels = [ax.get_xlabel() for ax in fig.axes]
     assert len(labels) == 2
-    assert labels[0].startswith("margin in discounted_online_ndcg10")
-    assert labels[1].startswith("margin in final_offline_ndcg10")
+    assert labels[0].startswith("margin in online NDCG@10 (discounted sum)")
+    assert labels[1].startswith("margin in final offline NDCG@10")
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["T2-mgd-dsp (text)", "T2-dbgd-dsp (text)"]
     assert fig.axes[0].get_xlim()[1] == pytest.approx(1.1 * 3.697)     # the panel's own scale, in its unit
     assert vd.plot_margins_by_unit([record(cells=[])]) is None
@@ -198,5 +199,80 @@ def test_a_table_cell_shows_ours_against_the_papers_mean_in_paper_sd():
                         "outcome": "as reported"}]}
     line = vd.cells_text(record(magnitude=table, cells=[{"cell": "mq2008/perfect/mgd", "margin": 0.58,
                                                           "ci_low": -0.6, "ci_high": 0.9, "runs": 15}]))[0]
-    assert line == ("mq2008/perfect/mgd: +0.58 [-0.6, +0.9], 15 runs; ours - paper +0.42 [-0.8, +1.6] paper s.d. "
+    assert line == ("MQ2008/perfect/MGD: +0.6 [-0.6, +0.9], 15 runs; ours - paper +0.4 [-0.8, +1.6] paper s.d. "
                     "(as reported)")
+
+
+# Text that agrees with its tables (#47): each sentence comes from the record the table beside it shows.
+
+def test_the_thresholds_table_shows_each_threshold_as_the_record_holds_it():
+    from olr_core.reproductions.verdicts import threshold_table
+
+    rate = {"what": "tolerance added to the rate's log-log slope", "value": 2 / 3 + 0.1, "base": 2 / 3,
+            "half": {"value": 2 / 3 + 0.05, "verdict": "inconclusive"},
+            "double": {"value": 2 / 3 + 0.2, "verdict": "reproduced"}}
+    tiny = {"what": "largest gap that counts as equal", "value": 1e-12,         # no base stored: from its half
+            "half": {"value": 5e-13, "verdict": "not reproduced"}, "double": {"value": 2e-12, "verdict": "reproduced"}}
+    table = threshold_table([record(verdict="inconclusive") | {"thresholds": [rate, tiny]}])
+    assert table["value"].tolist() == ["0.767 (0.667 + 0.1)", "1 × 10⁻¹²"]       # the tolerance visible, never 0
+    assert table["at half"].tolist() == ["0.717: inconclusive", "5 × 10⁻¹³: not reproduced"]
+    assert table["at double"].tolist()[1] == "2 × 10⁻¹²: reproduced"
+    changed = threshold_table([record(verdict="reproduced") | {"thresholds": [rate | {"value": 0.9}]}])
+    assert changed["value"].tolist() == ["0.9 (0.667 + 0.233)"] and changed["verdict"].tolist() == ["reproduced"]
+
+
+def test_a_share_of_the_mean_is_plotted_on_an_axis_named_as_a_share():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    robust = record(id_="F4b-r-robust", page="dsp_figure4")
+    assert vd.margin_unit(robust) == "share of the mean online NDCG@10 (discounted sum)"
+    fig = vd.plot_margins_by_unit([robust])
+    assert fig.axes[0].get_xlabel().startswith("margin in share of the mean online NDCG@10")
+    assert "share of the mean" in vd.verdict_rows([robust]).iloc[0]["cells"]      # the table says the same
+
+
+def test_the_leader_of_a_cost_is_its_lowest_and_a_parameters_value_is_named():
+    from olr_core.claims import leader_words
+
+    assert leader_words("neg_kl_cost", "algorithm", "klrank_gper", 1.0, 8) == \
+        "NoRegret KLRank has the lowest K-L cost of 8 methods"
+    assert leader_words("discounted_online_ndcg10", "param:dsp_r", 50, 1.0, 5) == \
+        "DSP r = 50 has the highest online NDCG@10 (discounted sum) of 5 values"
+    assert leader_words("final_offline_ndcg10", "algorithm", "random", -1.0, 3).endswith("lowest final offline "
+                                                                                          "NDCG@10 of 3 methods")
+
+
+def test_a_cost_claims_record_says_lowest_where_its_table_shows_the_lowest_cost():
+    from olr_core.claims import judge
+
+    rows = [{"dataset": "cora", "click_model": "choice", "fold": 1, "seed": s, "algorithm": a, "rounds_run": 100,
+             "neg_kl_cost": -cost - 0.01 * s} for s in range(5) for a, cost in (("klrank_gper", 4.6), ("random", 4.9))]
+    claim = vd.registry()[("klrank", "T2-gper-lowest-kl")]
+    ours = judge(claim, pd.DataFrame(rows).assign(config="text"), "text")["ours"]
+    assert "NoRegret KLRank has the lowest K-L cost of 2 methods" in ours and "highest" not in ours
+
+
+def test_the_run_count_beside_the_cells_is_the_cells_own():
+    cells = [{"cell": "navigational", "margin": 0.1, "ci_low": -0.1, "ci_high": 0.3, "runs": 15},
+             {"cell": "pooled over 9 cells (fixed effect)", "margin": 0.1, "ci_low": 0.0, "ci_high": 0.2, "runs": 135}]
+    shown = record(cells=cells) | {"scale": "preview", "horizon": 2000, "paper_horizon": 10_000, "runs_per_cell": 15,
+                                   "paper_runs": 15}
+    assert vd.scale_text(shown) == ("preview, not counted: 2,000 rounds, 15 to 135 runs per cell (the paper: "
+                                    "10,000 rounds, 15 runs)")
+    lines = vd.cells_text(shown)
+    assert lines[0].endswith("15 runs") and lines[1].endswith("135 runs")
+    one = record(cells=cells[:1]) | {k: shown[k] for k in ("scale", "horizon", "paper_horizon", "paper_runs")}
+    assert "15 runs per cell" in vd.scale_text(one | {"runs_per_cell": 15})
+
+
+def test_an_open_interval_is_said_in_words_never_inf_or_n_a():
+    from olr_core.claims import Cell, largest_allowed
+
+    open_ = record(cells=[{"cell": "cora", "margin": 0.0955, "ci_low": None, "ci_high": None, "runs": 10},
+                          {"cell": "x", "margin": -0.0189, "ci_low": float("-inf"), "ci_high": 0.02, "runs": 5}])
+    text = " ".join(vd.cells_text(open_))
+    assert "interval not estimable" in text and "at most +0.020" in text
+    assert not any(word in text for word in ("inf", "n/a", "nan"))
+    claim = vd.registry()[("klrank", "T2-gper-lowest-kl")]
+    unbounded = Cell("cora", 0.0955, None, 10, float("-inf"), float("inf"))
+    assert "n/a" not in largest_allowed([unbounded], claim) and "no upper limit" in largest_allowed([unbounded], claim)

@@ -31,9 +31,9 @@ from .task import Task, task_of
 # budget, adaptive, sequential: which runs to make, never what a run computes), stored, checked and moved (store,
 # validate, quarantine, migrate, bundle), and the course's grading (course*).
 PRESENTATION_ONLY = {"cli.py", "plotting.py", "results.py", "store.py", "spec.py", "claims.py", "costs.py",
-                     "migrate.py", "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py", "adaptive.py",
-                     "sequential.py", "bundle.py", "validate.py", "course.py", "course_sandbox.py", "course_jail.py",
-                     "course_wire.py"}
+                     "formatting.py", "migrate.py", "quarantine.py", "names.py", "budget.py", "plan.py", "tables.py",
+                     "adaptive.py", "sequential.py", "bundle.py", "validate.py", "course.py", "course_sandbox.py",
+                     "course_jail.py", "course_wire.py"}
 
 
 @functools.lru_cache(maxsize=1)

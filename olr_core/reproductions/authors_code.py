@@ -21,6 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..formatting import estimate_text, number_text
+from ..names import name_of
+
 PROVENANCE = ("repository", "commit", "command", "shims", "date", "machine", "runs")
 RUN_FIELDS = {"algorithm": str, "click_model": str, "fold": int, "seed": int, "impressions": int,
               "online": float, "offline": float}
@@ -137,8 +140,9 @@ def gap_lines(table: pd.DataFrame, notes: dict, open_note: str) -> list[str]:
     lines = []
     for row in table[table["needs_explanation"]].itertuples():
         note = notes.get((row.click_model, row.algorithm), f"open: {open_note}")
-        lines.append(f"{row.click_model} / {row.algorithm}: ours minus theirs {row.difference:+.3g} "
-                     f"[{row.low:+.3g}, {row.high:+.3g}], their s.d. {row.their_sd:.3g}. {note}")
+        difference = estimate_text(row.difference, row.low, row.high)
+        lines.append(f"{row.click_model} / {name_of(row.algorithm)}: ours minus theirs {difference}, their s.d. "
+                     f"{number_text(row.their_sd, digits=2)}. {note}")
     return lines
 
 
@@ -146,6 +150,7 @@ def paper_lines(table: pd.DataFrame, level: float = 0.05) -> list[str]:
     """One line per cell where the paper's printed number and their own code run here differ (Welch's test at
     ``level``, the paper's 15 runs against ours of their code)."""
     differs = table[table["paper_vs_code_p"] < level]
-    return [f"{row.click_model} / {row.algorithm}: the paper prints {row.paper_mean:.3g}, their code gives "
-            f"{row.theirs:.3g} here over {row.their_runs} runs (p = {row.paper_vs_code_p:.2g})"
+    return [f"{row.click_model} / {name_of(row.algorithm)}: the paper prints {number_text(row.paper_mean)}, their "
+            f"code gives {number_text(row.theirs)} here over {row.their_runs} runs "
+            f"(p = {number_text(row.paper_vs_code_p, digits=2)})"
             for row in differs.itertuples()]

@@ -10,6 +10,7 @@ import math
 import pandas as pd
 
 from ..experiments.costs import estimate_seconds
+from ..formatting import significant
 
 TARGET_PROFILE = "paper"                    # a verdict is decided at the paper's horizon, not a shorter one's
 
@@ -42,7 +43,9 @@ def grid_cost(layout: dict, costs: dict) -> tuple[float, int]:
 
 
 def hours(seconds: float) -> str:
-    return f"{seconds / 3600:,.1f} CPU-hours" if seconds >= 3600 else f"{seconds:,.0f} CPU-seconds"
+    """An estimated CPU time to the two significant digits an estimate supports ("89 CPU-hours", "1,350 CPU-seconds"
+    below an hour, whole)."""
+    return f"{significant(seconds / 3600, 2)} CPU-hours" if seconds >= 3600 else f"{seconds:,.0f} CPU-seconds"
 
 
 def decide_command(record: dict, frame: pd.DataFrame | None, profile: str, experiment: str | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import judge
+from ..names import in_words
 
 
 def find_claim(module, claim_id: str):
@@ -72,16 +73,17 @@ def margin_words(record: dict) -> str:
 
 
 def verdict_sentence(record: dict, title: str | None = None) -> str:
-    """One sentence of the record: "T2-cells (`text`): inconclusive; margin ...: its 95 % interval lies above 0
-    in a, below 0 in b and on neither side in c of n cells." (plus the size beside the paper's number)."""
-    name = f"{record['id']} ({title or record['config']}, `{record['config']}`)"
+    """One sentence of the record, as plain text (pages paste it as it is, so it carries no Markdown) with names in
+    words: "T2-cells (as the text says): inconclusive; margin ...: its 95 % interval lies above 0 in a, below 0 in b
+    and on neither side in c of n cells." (plus the size beside the paper's number)."""
+    name = f"{record['id']} ({title or record['config']})"
     if record["verdict"] == "not testable here":
-        return f"{name}: not testable here; {record['reason'].split(';')[0]}."
+        return in_words(f"{name}: not testable here; {record['reason'].split(';')[0]}.", markup=False)
     text = f"{name}: {record['verdict']}; margin: {margin_words(record)}; its {decision_text(record)}."
     magnitude = record.get("magnitude")
     if magnitude:
         text += f" Beside the paper's numbers ({magnitude['unit']}): {magnitude['summary']}."
-    return text
+    return in_words(text, markup=False)
 
 
 def page_records(module, claim_ids, grids: dict, store, data_dir=None) -> list[dict]:

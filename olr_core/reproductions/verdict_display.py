@@ -13,6 +13,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..formatting import count_text, estimate_text, number_text, range_text
+from ..names import in_words, name_of
+
 CHAPTER_ANCHOR = "does-it-reproduce"        # the chapters' "Does it reproduce?" section
 VERDICTS_PAGE = "claims"                    # the verdicts page (a generated page, like the figure/table pages)
 COLOURS = {"reproduced": "#d8f0d8", "partly": "#fdf1c7", "smaller than reported": "#fbe3c8",
@@ -45,13 +48,9 @@ def evidence_href(record: dict, where: str = "generated") -> str:
 
 
 def number(x, digits: int = 3) -> str:
-    """A signed number with ``digits`` significant digits; "-inf"/"+inf" for an unbounded end, never "-0"."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if math.isinf(x):
-        return "+inf" if x > 0 else "-inf"
-    text = f"{x:+.{digits}g}"
-    return "0" if float(text) == 0 else text
+    """A signed number with ``digits`` significant digits (:func:`olr_core.formatting.number_text`): never "-0",
+    "inf" or "n/a" (an infinite value is "infinite", a missing one "not estimable")."""
+    return number_text(x, sign=True, digits=digits)
 
 
 def margin_unit(record: dict) -> str:
@@ -60,11 +59,14 @@ def margin_unit(record: dict) -> str:
     claim = registry().get((record["paper"], record["id"]))
     if claim is None:
         return "the claim's margin"
+    metric = name_of(claim.metric)
     if claim.rule == "increasing":
-        return f"{claim.metric} per unit of {claim.args['parameter'].removeprefix('param:')}"
+        return f"{metric} per unit of {name_of(claim.args['parameter'])}"
     if claim.rule == "within_sd":
-        return f"{claim.metric} (paper s.d. allowed minus |ours - paper|)"
-    return claim.metric
+        return f"{metric} (paper s.d. allowed minus |ours - paper|)"
+    if claim.rule == "flat" and claim.args.get("relative"):        # a share of the cell's mean, not the metric
+        return f"share of the mean {metric}"
+    return metric
 
 
 @functools.cache
@@ -82,22 +84,22 @@ def cells_text(record: dict) -> list[str]:
     unit = (record.get("magnitude") or {}).get("unit", "")
     lines = []
     for c in record.get("cells") or []:
-        text = (f"{c['cell']}: {number(c['margin'])} [{number(c['ci_low'])}, {number(c['ci_high'])}], "
-                f"{c['runs']} runs")
+        text = (f"{in_words(c['cell'])}: {estimate_text(c['margin'], c['ci_low'], c['ci_high'])}, "
+                f"{count_text(c['runs'], 'run')}")
         size = sizes.get(c["cell"])
         if size and "paper" in size:
-            text += (f"; paper {number(size['paper'])} vs ours {number(size['ours'])} "
-                     f"[{number(size['low'])}, {number(size['high'])}]{' ' + unit if unit else ''}")
+            text += (f"; paper {number(size['paper'])} vs ours "
+                     f"{estimate_text(size['ours'], size['low'], size['high'], unit=in_words(unit))}")
         elif size and "ours_minus_paper_sd" in size:         # a table cell: ours against the paper's mean
-            text += (f"; ours - paper {number(size['ours_minus_paper_sd'])} "
-                     f"[{number(size['low'])}, {number(size['high'])}] paper s.d. ({size['outcome']})")
+            text += (f"; ours - paper {estimate_text(size['ours_minus_paper_sd'], size['low'], size['high'])} "
+                     f"paper s.d. ({size['outcome']})")
         lines.append(text)
     return lines
 
 
 def as_html(text: str) -> str:
-    """Escaped text with `code` spans rendered as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+    """Generated text as HTML: names in words (:func:`olr_core.names.in_words`), escaped, `code` spans as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(in_words(text)))
 
 
 def folded(reason: str) -> str:
@@ -131,16 +133,16 @@ def cells_cell(record: dict) -> str:
     lines = cells_text(record)
     if not lines:
         return ""
-    return (f"<span style='color: #555'>margin in {html.escape(margin_unit(record))}, its 95 % interval as the "
+    return (f"<span style='color: #555'>margin in {as_html(margin_unit(record))}, its 95 % interval as the "
             "verdict uses it:</span><br>"
-            + "<br>".join(html.escape(line) for line in lines))
+            + "<br>".join(as_html(line) for line in lines))
 
 
 def claim_cell(record: dict, where: str) -> str:
     """The claim with its id (the row's anchor) and source, linked to the page holding the runs."""
     link = f'<a class="claim-evidence" href="{evidence_href(record, where)}">{html.escape(record["source"])}</a>'
     return (f"<b id='{anchor(record, 'verdict') if where == 'generated' else ''}'>{html.escape(record['id'])}</b> "
-            f"({link}): {html.escape(record['claim'])}")
+            f"({link}): {as_html(record['claim'])}")
 
 
 def paper_cell(record: dict) -> str:
@@ -151,7 +153,7 @@ def paper_cell(record: dict) -> str:
         extra = "; ".join(f"{k}: {number(v)}" for k, v in number_.items())
     elif isinstance(number_, (int, float)):
         extra = number(number_)
-    text = html.escape(record.get("paper_value") or "")
+    text = as_html(record.get("paper_value") or "")
     return text + (f"<br><span style='color: #555'>paper's number: {html.escape(extra)}</span>" if extra else "")
 
 
@@ -162,9 +164,9 @@ def scale_text(record: dict) -> str:
     ours = f"{record['horizon']:,} rounds" if record.get("horizon") is not None else "no rounds"
     paper = f"{record['paper_horizon']:,} rounds" if record.get("paper_horizon") is not None else "no rounds"
     head = "paper scale" if record["scale"] == "paper" else "preview, not counted"
-    runs, needed = record["runs_per_cell"], record["paper_runs"]
-    return (f"{head}: {ours}, {runs} run{'s' * (runs != 1)} per cell (the paper: {paper}, "
-            f"{needed} run{'s' * (needed != 1)})")
+    runs = [c["runs"] for c in record.get("cells") or []] or [record["runs_per_cell"]]   # the cells shown beside it
+    needed = record["paper_runs"]
+    return f"{head}: {ours}, {range_text(runs, 'run')} per cell (the paper: {paper}, {count_text(needed, 'run')})"
 
 
 def provenance(record: dict) -> str:
@@ -182,7 +184,7 @@ def provenance(record: dict) -> str:
 
 
 def _small(text: str) -> str:
-    return f"<br><span style='font-size: 0.85em; color: #555'>{html.escape(text)}</span>" if text else ""
+    return f"<br><span style='font-size: 0.85em; color: #555'>{as_html(text)}</span>" if text else ""
 
 
 def verdict_rows(records: list[dict], where: str = "generated") -> pd.DataFrame:
@@ -193,7 +195,7 @@ def verdict_rows(records: list[dict], where: str = "generated") -> pd.DataFrame:
     return pd.DataFrame({
         "claim": [claim_cell(r, where) for r in heads],
         "paper": [paper_cell(r) for r in heads],
-        "ours": [html.escape(f"{r['ours']} [{r['setup']}]" if r.get("setup") else r["ours"])
+        "ours": [as_html(f"{r['ours']} [{r['setup']}]" if r.get("setup") else r["ours"])
                  + _small(provenance(r)) for r in heads],
         "cells": [cells_cell(r) for r in heads],
         "verdict": [verdict_cell(r["verdict"], others.get((r["paper"], r["id"]), "")) for r in heads],
@@ -226,11 +228,11 @@ def claims_box(records: list[dict], page: str) -> str:
     items = []
     for r in heads:
         other = others.get((r["paper"], r["id"]), "")
-        cells = "".join(f"<li>{html.escape(line)}</li>" for line in cells_text(r))
-        unit = f" (margin in {html.escape(margin_unit(r))}, its 95 % interval as the verdict uses it)" if cells else ""
+        cells = "".join(f"<li>{as_html(line)}</li>" for line in cells_text(r))
+        unit = f" (margin in {as_html(margin_unit(r))}, its 95 % interval as the verdict uses it)" if cells else ""
         items.append(
             f"<li id='{anchor(r)}'><b>{html.escape(r['id'])}</b> ({html.escape(r['source'])}): "
-            f"{html.escape(r['claim'])} <span style='background-color: {COLOURS[r['verdict']]}; "
+            f"{as_html(r['claim'])} <span style='background-color: {COLOURS[r['verdict']]}; "
             f"white-space: nowrap; padding: 0 0.3em'>{r['verdict']}</span>"
             + (f" <span style='font-size: 0.85em; color: #555'>({html.escape(other)})</span>" if other else "")
             + f" <a href='{VERDICTS_PAGE}.html#{anchor(r, 'verdict')}'>row on the verdicts page</a>{unit}"

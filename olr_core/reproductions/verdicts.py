@@ -17,6 +17,7 @@ from ..data.registry import DataNotFoundError, find_datasets, resolve_data_dir
 from ..experiments import ResultStore, run_frame, run_grid
 from ..experiments.costs import stored_costs
 from ..experiments.runner import spec_key, worker_count
+from ..formatting import range_text, threshold_text
 from ..rankers import get_algorithm
 from ..sequential import profile_level
 from . import dsp, klrank, neural, pairrank, topk
@@ -118,12 +119,10 @@ def _setup(frame: pd.DataFrame | None, package) -> str:
     if frame is None or frame.empty:
         return f"paper: {package.claims.PAPER_RUNS}"
     keys = ["dataset", "click_model", "algorithm", *[c for c in frame if c.startswith("param:")]]
-    per_cell = frame.groupby(keys, dropna=False).size()
+    per_setting = frame.groupby(keys, dropna=False).size()
     rounds = sorted(frame["rounds_run"].unique())
-    return (f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()}-{per_cell.max()} runs per cell"
-            if per_cell.min() != per_cell.max() else
-            f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {per_cell.min()} runs per cell") + \
-        f"; paper: {package.claims.PAPER_RUNS}"
+    return (f"ours: {', '.join(f'{r:,}' for r in rounds)} queries, {range_text(per_setting, 'run')} of each method "
+            f"per data set and user; paper: {package.claims.PAPER_RUNS}")
 
 
 def claim_records(paper: str | None = None, profile: str = "quick", data_dir=None, jobs: int = 1,
@@ -445,11 +444,24 @@ def differing_configurations(records: list[dict]) -> list[tuple[str, str]]:
 
 
 def threshold_table(records: list[dict]) -> pd.DataFrame:
-    """One row per threshold of ours (a claim's unstated parameter): the claim, what the threshold is, and the
-    verdict at its value, at half and at double its distance from its base."""
-    rows = [{"claim": f"{r['paper']}: {r['id']}", "threshold": t["what"],
-             "value": f"{t['value']:g}", "verdict": r["verdict"],
-             "at half": f"{t['half']['value']:g}: {t['half']['verdict']}",
-             "at double": f"{t['double']['value']:g}: {t['double']['verdict']}"}
+    """One row per threshold of ours (a claim's unstated parameter): the claim, what the threshold is, its value (with
+    its base and distance where it is measured from a base other than 0: "0.767 (0.667 + 0.1)"), and the verdict at
+    it, at half and at double its distance from its base; every number and verdict is the record's own."""
+    rows = [{"claim": f"{r['paper']}: {r['id']}", "threshold": t["what"], "value": threshold_value(t),
+             "verdict": r["verdict"],
+             "at half": f"{threshold_text(t['half']['value'])}: {t['half']['verdict']}",
+             "at double": f"{threshold_text(t['double']['value'])}: {t['double']['verdict']}"}
             for r in records for t in r.get("thresholds", [])]
     return pd.DataFrame(rows, columns=["claim", "threshold", "value", "verdict", "at half", "at double"])
+
+
+def threshold_value(threshold: dict) -> str:
+    """A threshold as the table shows it: "0.02", or, measured from a base other than 0, "0.767 (0.667 + 0.1)" (base
+    and distance; a record without its base has it from its half value: half = base + (value - base) / 2)."""
+    value = threshold["value"]
+    base = threshold.get("base", 2 * threshold["half"]["value"] - value)
+    if abs(base) <= 1e-9 * max(abs(value), 1e-300):
+        return threshold_text(value)
+    distance = float(f"{value - base:.10g}")
+    sign = "+" if distance >= 0 else "-"
+    return f"{threshold_text(value)} ({threshold_text(base)} {sign} {threshold_text(abs(distance))})"

@@ -79,10 +79,12 @@ def plain_problems(site, name, body):
     return [p for p in browsercheck.check_book(site, pages=[path]) if "code toggle" not in p]  # (no code cells here)
 
 
+PADDED = '<style>td, th { padding: 0.3em 0.7em }</style>'
 CLEAN_READER_PAGE = (
-    '<table><thead><tr><th>claim</th><th>verdict</th></tr></thead>'
+    PADDED + '<table><thead><tr><th>claim</th><th>verdict</th></tr></thead>'
     '<tbody><tr><td>T2-cells</td><td style="width: 40px">not reproduced</td></tr></tbody></table>'
-    "<p>A margin of -0.05 and 1e-05, ours / paper, 10-0, see https://example.org/a/b.</p>"
+    "<p>A margin of -0.05 and 0.00001, ours / paper, 10-0, +0.006 [-0.065, +0.023], 876 ± 40, see "
+    "https://example.org/a_b/c, <code>epsilon_greedy</code> and <strong>bold</strong>.</p>"
     '<figure><img src="../../dot.png" alt="a dot"><figcaption>What to see: a dot.</figcaption></figure>')
 
 
@@ -112,6 +114,9 @@ def test_a_figure_without_a_caption_on_a_chapter_or_figure_page_is_reported(plai
 
 
 @pytest.mark.parametrize("text, name", [
+    ("cora: +0.0955 [-inf, +inf]", "inf"),
+    ("the runs allow a margin of at most n/a", "n/a"),
+    ("gap -5.32e-13", "e-notation"),
     ("hyper-parameters: {'pairrank_c': 0.1}", "raw dict"),
     ("not testable: /work/shared/data/MQ2008 has no Fold1", "absolute path"),
     ("mean NaN", "NaN"),
@@ -133,7 +138,7 @@ def test_a_table_with_an_unnamed_index_column_is_reported(plain):
                       '<tbody><tr><th>0</th><td>1.0</td></tr><tr><th>1</th><td>2.0</td></tr></tbody></table>')
     found = plain_problems(plain, "book/generated/x.html", pandas_default)
     assert any("1 table(s) with an unnamed index column" in p for p in found)
-    named = pandas_default.replace("<th></th>", "<th>algorithm</th>")
+    named = PADDED + pandas_default.replace("<th></th>", "<th>algorithm</th>").replace("paper_mean", "paper mean")
     assert plain_problems(plain, "book/generated/x.html", named) == []
 
 
@@ -177,3 +182,61 @@ def test_a_table_cell_printed_past_its_noise_is_reported_and_a_reader_table_of_s
     stats = pd.DataFrame({"algorithm": ["pdgd", "mgd"], "mean": [0.412371, 876.31], "std": [0.01312, 39.7]})
     shown = reader_table(mean_sd_table(stats, "algorithm")).to_html()
     assert plain_problems(plain, "book/generated/x.html", shown) == []
+
+
+# One formatter behind all generated output (#47): each rule fails on a planted fault and passes the renderers' output.
+
+def test_a_result_table_without_cell_padding_is_reported_and_a_reader_table_is_not(plain):
+    import pandas as pd
+
+    from olr_core.tables import reader_table
+
+    frame = pd.DataFrame({"method": ["MGD", "MGD-DSP"], "ours": ["847 ± 38", "919 ± 42"], "runs": [76, 15]})
+    found = plain_problems(plain, "book/generated/x.html", frame.to_html(index=False))    # pandas' own table
+    assert any("1 result table(s) without cell padding" in p for p in found), found
+    assert plain_problems(plain, "book/generated/x.html", reader_table(frame).to_html()) == []
+
+
+@pytest.mark.parametrize("body", [
+    "<p>the lead of klrank_gper in avg_kl_cost</p>",
+    "<p>margin in final:cosine_to_reference</p>",
+    "<td>learning_rate</td>",
+])
+def test_a_code_identifier_in_prose_is_reported(plain, body):
+    found = plain_problems(plain, "book/generated/x.html", f"{PADDED}<table><tr><td>a</td>{body}</tr></table>"
+                           if body.startswith("<td>") else body)
+    assert any("code identifier(s) in prose" in p for p in found), found
+
+
+def test_generated_text_in_words_passes_the_identifier_rule(plain):
+    from olr_core.names import in_words
+    from olr_core.reproductions.verdict_display import as_html
+
+    text = "the lead of klrank_gper in avg_kl_cost (final:cosine_to_reference), pdbgd_dsp.py:37"
+    assert plain_problems(plain, "book/generated/x.html", f"<p>{as_html(text)}</p>") == []
+    assert "klrank_gper" not in in_words(text)
+
+
+@pytest.mark.parametrize("body, kind", [
+    ("<p>T2-cells (as the text says, `text`): inconclusive</p>", "backtick"),
+    ("<p>**As the code ran**: MQ2008</p>", "bold"),
+    ("<p>see [the verdicts](claims.html)</p>", "link"),
+])
+def test_literal_markdown_in_the_text_is_reported(plain, body, kind):
+    found = plain_problems(plain, "book/generated/x.html", body)
+    assert any(f"literal Markdown {kind}" in p for p in found), found
+
+
+@pytest.mark.parametrize("text", ["+0.00632 [-0.0647, +0.023]", "margin +0.864 [-1.97, +3.7]",
+                                  "33.78751 ± 0.0034 %"])
+def test_a_number_past_its_interval_in_the_text_is_reported(plain, text):
+    found = plain_problems(plain, "book/generated/x.html", f"<p>{text}</p>")
+    assert any("number printed past its noise" in p for p in found), found
+
+
+def test_the_formatters_numbers_pass_the_noise_rule(plain):
+    from olr_core.formatting import estimate_text, mean_sd_text
+
+    text = (f"{estimate_text(0.00632, -0.0647, 0.023)}; {estimate_text(0.864, -1.97, 3.7)}; "
+            f"{mean_sd_text(33.78751, 0.0034)}")
+    assert plain_problems(plain, "book/generated/x.html", f"<p>{text}</p>") == []

@@ -10,6 +10,8 @@ import pytest
 
 from olr_core.rankers import make_ranker
 from olr_core.reproductions.dsp import analysis, claims, experiments
+from olr_core.reproductions.dsp.experiments import ALGORITHMS
+from olr_core.tables import reader_table
 
 
 def test_evaluating_once_at_the_end_changes_no_final_number():
@@ -119,18 +121,36 @@ def test_comparison_table_tests_x_dsp_against_x_on_five_or_more_pairs():
     assert "p_value" not in table or np.isnan(table.loc["mgd", "p_value"])          # the base has no test
     four = analysis.comparison_table(_summary(gains[:4]), "online").set_index("algorithm")
     assert np.isnan(four.loc["mgd_dsp", "p_value"])                                   # below 5 pairs: no test
-    shown = analysis.format_table(table.reset_index(), 2)
-    assert shown.loc[("perfect", "mgd_dsp"), "mq2008"].endswith(f"(+{100 * np.mean(gains) / 0.6:.2f}%*)")
+    shown = analysis.format_table(table.reset_index(), 2).set_index("algorithm")
+    se = table.loc["mgd_dsp", "gain_se"]                                   # the gain to the precision of its s.e.
+    assert shown.loc["mgd_dsp", "gain over the base %"] == \
+        f"+{100 * np.mean(gains) / 0.6:.{analysis.decimals_for(se)}f}*"
 
 
 def test_the_paper_layout_prints_our_mean_to_the_decimals_its_sd_supports():
     row = {"dataset": "mq2008", "click_model": "perfect", "algorithm": "mgd", "mean": 876.2871, "sd": 39.71}
-    noisy = analysis.format_table(pd.DataFrame([row]), 2).iloc[0, 0]
-    assert noisy == "876 (40)"
-    precise = analysis.format_table(pd.DataFrame([{**row, "mean": 0.712345, "sd": 0.00523}]), 2).iloc[0, 0]
-    assert precise == "0.7123 (0.0052)"
-    unknown = analysis.format_table(pd.DataFrame([{**row, "mean": 0.71, "sd": np.nan}]), 2).iloc[0, 0]
-    assert unknown == "0.71 (nan)"
+    noisy = analysis.format_table(pd.DataFrame([row]), 2).iloc[0]
+    assert (noisy["ours"], noisy["s.d."]) == ("876", "40")
+    precise = analysis.format_table(pd.DataFrame([{**row, "mean": 0.712345, "sd": 0.00523}]), 2).iloc[0]
+    assert (precise["ours"], precise["s.d."]) == ("0.7123", "0.0052")
+    unknown = analysis.format_table(pd.DataFrame([{**row, "mean": 0.71, "sd": np.nan}]), 2).iloc[0]
+    assert (unknown["ours"], unknown["s.d."]) == ("0.71", "")                  # never "nan"
+
+
+def test_the_paper_layout_has_the_papers_sd_in_its_own_column_and_the_papers_order():
+    """DSP Table 2 as the paper prints it (#47): ours, s.d., gain, paper, paper s.d. in separate columns, users
+    perfect, navigational, informational and methods DBGD ... NSGD-DSP, not sorted alphabetically."""
+    rows = [{"dataset": "mq2008", "click_model": user, "algorithm": algo, "mean": 800.0 + i, "sd": 38.4}
+            for user in ("informational", "navigational", "perfect") for i, algo in enumerate(ALGORITHMS[::-1])]
+    shown = analysis.format_table(analysis.with_paper(pd.DataFrame(rows), "online"), 1)
+    assert list(shown.columns) == ["click_model", "algorithm", "ours", "s.d.", "gain over the base %", "paper",
+                                   "paper s.d."]
+    assert list(dict.fromkeys(shown["click_model"])) == ["perfect", "navigational", "informational"]
+    assert shown["algorithm"].tolist()[:6] == ALGORITHMS
+    first = shown.iloc[0]
+    assert (first["ours"], first["s.d."], first["paper"], first["paper s.d."]) == ("805", "38", "847.1", "38.4")
+    html = reader_table(shown).to_html()
+    assert "847 ± 38" not in html and ">847.1<" in html and ">38.4<" in html
 
 
 def test_the_claims_registry_reads_the_papers_gains_from_the_analysis():

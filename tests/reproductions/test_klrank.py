@@ -3,6 +3,7 @@ hand, the regret slope, and the claims' experiments."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from olr_core.reproductions.klrank import analysis, claims, experiments
 
@@ -41,3 +42,10 @@ def test_the_claims_experiments_are_sized_by_the_profiles():
     assert {c.experiment for c in claims.CLAIMS} - {"none"} <= set(grids)
     assert [s.rounds for s in grids["regret"]] == [tiny["regret"]["rounds"]] * tiny["regret"]["seeds"]
     assert {s.dataset for s in grids["regret"]} == {experiments.REGRET_DATASET}
+
+
+def test_a_certified_gap_below_float_noise_is_zero_not_a_measurement():
+    """The regret table's gap column printed -5.32e-13 (#47): the two bounds of one optimum, equal up to rounding."""
+    from olr_core.reproductions.klrank.analysis import certified_gap
+
+    assert certified_gap(400.0, 400.0 + 5.32e-13) == 0.0 and certified_gap(2.5, 2.4) == pytest.approx(0.1)

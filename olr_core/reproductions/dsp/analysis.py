@@ -12,8 +12,8 @@ import pandas as pd
 import yaml
 
 from ...claims import paired_test
-from ...tables import noise_decimals
-from .experiments import ALGORITHMS, BASES, gt_variant
+from ...formatting import decimals_for, fixed, number_text
+from .experiments import ALGORITHMS, BASES, CLICK_MODELS, gt_variant
 
 # The measurement of E[Z (I - A) g] (Theorem 3.1) in each main run's world: NSGD-DSP learns OUTSIDE_WARMUP rounds,
 # then OUTSIDE_QUERIES states (its frozen state and a query) are each played OUTSIDE_SAMPLES times.
@@ -65,6 +65,7 @@ def comparison_table(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
                     row["improvement_%"] = 100 * (wide[algo].mean() / wide[base].mean() - 1)
                     paired = wide[[base, algo]].dropna()
                     row["p_value"] = paired_test(paired[algo], paired[base])     # NaN below 5 pairs
+                    row["gain_se"] = _gain_se(paired[algo] - paired[base], wide[base].mean())
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -81,25 +82,44 @@ def with_paper(table: pd.DataFrame, metric: str, comparable: bool = True) -> pd.
 
 
 def format_table(table: pd.DataFrame, digits: int) -> pd.DataFrame:
-    """The paper's layout: 'mean (sd) (+x.xx%)' per algorithm row and data set column; our mean and s.d. to the
-    decimals the s.d. supports (:func:`olr_core.tables.noise_decimals`; ``digits`` without a spread), the paper's
-    mean to ``digits``."""
-    def cell(row):
-        places = noise_decimals(row["sd"])
-        places = digits if places is None else places
-        text = f"{row['mean']:.{places}f} ({row['sd']:.{places}f})"
-        if "improvement_%" in row and np.isfinite(row.get("improvement_%", np.nan)):
-            star = "*" if row.get("p_value", 1.0) < 0.05 else ""
-            text += f" ({row['improvement_%']:+.2f}%{star})"
-        if "paper_mean" in row and np.isfinite(row.get("paper_mean", np.nan)):
-            text += f" | paper {row['paper_mean']:.{digits}f}"
-        return text
+    """The paper's layout, one number a column: per data set, user and method in the paper's order (users perfect,
+    navigational, informational; methods DBGD, DBGD-DSP, MGD, ...), our mean and s.d. (both to two significant digits
+    of the s.d., :func:`olr_core.formatting.decimals_for`; ``digits`` decimals without one), X-DSP's gain over X in %
+    to the precision of its standard error (``*``: significant at 5 % in the paired t-test), then the paper's mean
+    and s.d. as it prints them. The data set column is left out when there is one data set, the paper's columns
+    when the paper has no number for any row."""
+    order = [*CLICK_MODELS, *sorted(set(table["click_model"]) - set(CLICK_MODELS))]
+    datasets = [*paper_numbers()["datasets"], *sorted(set(table["dataset"]) - set(paper_numbers()["datasets"]))]
+    rank = {"dataset": datasets, "click_model": order, "algorithm": ALGORITHMS}
+    shown = table.sort_values(["dataset", "click_model", "algorithm"],
+                              key=lambda column: column.map({v: i for i, v in enumerate(rank[column.name])}))
+    rows = [{"dataset": row["dataset"], "click_model": row["click_model"], "algorithm": row["algorithm"],
+             **_ours_columns(row, digits), **_paper_columns(row, digits)} for _, row in shown.iterrows()]
+    out = pd.DataFrame(rows, columns=["dataset", "click_model", "algorithm", "ours", "s.d.", "gain over the base %",
+                                      "paper", "paper s.d."])
+    if out["dataset"].nunique() <= 1:
+        out = out.drop(columns="dataset")
+    if (out["paper"] == "").all():
+        out = out.drop(columns=["paper", "paper s.d."])
+    return out.reset_index(drop=True)
 
-    shown = table.assign(cell=table.apply(cell, axis=1))
-    order = {a: i for i, a in enumerate(ALGORITHMS)}
-    shown = shown.assign(_o=shown["algorithm"].map(order)).sort_values(["click_model", "_o"])
-    return shown.pivot_table(index=["click_model", "algorithm"], columns="dataset", values="cell",
-                             aggfunc="first", sort=False)
+
+def _ours_columns(row, digits: int) -> dict:
+    places = decimals_for(row["sd"])
+    places = digits if places is None else places
+    gain = row.get("improvement_%", np.nan)
+    text = ""
+    if np.isfinite(gain):
+        text = number_text(gain, row.get("gain_se"), sign=True, digits=2) + ("*" if row.get("p_value", 1.0) < 0.05
+                                                                               else "")
+    return {"ours": fixed(row["mean"], places), "s.d.": fixed(row["sd"], places) if np.isfinite(row["sd"]) else "",
+            "gain over the base %": text}
+
+
+def _paper_columns(row, digits: int) -> dict:
+    if not np.isfinite(row.get("paper_mean", np.nan)):
+        return {"paper": "", "paper s.d.": ""}
+    return {"paper": fixed(row["paper_mean"], digits), "paper s.d.": fixed(row["paper_sd"], digits)}
 
 
 def duel_samples(query, theta, user, n_samples: int, rng, k: int = 3, oracle: bool = False, step: float = 1.0,
@@ -287,7 +307,7 @@ def ablation_gains(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
                      "se_%": _gain_se(wide["mgd_dsp"] - wide["mgd"], wide["mgd"].mean())})
     gains = pd.DataFrame(rows, columns=["config", "dataset", "click_model", "gain_%", "p", "pairs", "se_%"])
     marks = ["*" if p < 0.05 else "" for p in gains["p"].fillna(1.0)]
-    places = [1 if noise_decimals(se) is None else noise_decimals(se) for se in gains["se_%"]]
+    places = [1 if decimals_for(se) is None else decimals_for(se) for se in gains["se_%"]]
     return gains.assign(cell=[f"{g:+.{d}f}%{m}" for g, d, m in zip(gains["gain_%"], places, marks)])
 
 

@@ -133,9 +133,16 @@ def config_grids(names, folds, seeds, rounds: int, configs=("text", "code")) -> 
 
 
 def config_caption(config: str, names, folds, seeds, rounds: int) -> str:
-    """'**As the code ran** (`code`): mq2008; folds [...]; 1 seed(s) per fold; 10000 rounds'."""
-    return (f"**{CONFIG_TITLES.get(config, config).capitalize()}** (`{config}`): "
-            f"{', '.join(config_datasets(config, names))}; folds {folds}; {seeds} seed(s) per fold; {rounds} rounds")
+    """A table's caption in words: "As the code ran: MQ2008, folds 1 to 5, 1 seed per fold, 10,000 rounds"."""
+    from ...formatting import count_text
+    from ...names import name_of
+
+    folds = sorted(folds)
+    span = (f"folds {folds[0]} to {folds[-1]}" if len(folds) > 2 and folds == list(range(folds[0], folds[-1] + 1))
+            else f"fold{'s' * (len(folds) != 1)} {', '.join(map(str, folds))}")
+    return (f"{CONFIG_TITLES.get(config, config).capitalize()}: "
+            f"{', '.join(name_of(d) for d in config_datasets(config, names))}, {span}, "
+            f"{count_text(seeds, 'seed')} per fold, {count_text(rounds, 'round')}")
 
 
 def in_config(specs, config: str = "text") -> list:

@@ -35,7 +35,7 @@ CLAIMS = [
                      "the policy gives to ranking the chosen item first, a deterministic policy gives 0 to every "
                      "item but its top one, so one choice of another item makes its average infinite (the "
                      "Table 2 page shows the costs)"},
-          "inf for all six"),
+          "infinite for all six"),
     Claim(PAPER, "T2-greedy-best-distance", "Table 2", "Greedy KLRank has the smallest average relative click "
           "distance", "table2", "neg_rel_click_distance", "best", {"target": "klrank_greedy"}, "19.2%, rank 1",
           CELLS),

@@ -217,7 +217,7 @@ CODE_PAIRRANK = {
     "refine": Cited(True, f"{PAIRRANK}/README.md:19 (--refine) -> {_PR}:165-170"),
     "window": Cited(WHOLE_HISTORY["window"], f"{PAIRRANK}/README.md:19 (--update gd) -> {_PR}:362-372 (every "
                                              "round of the history; ours: a window longer than any run)"),
-    "newton_steps": Cited(WHOLE_HISTORY["newton_steps"], f"{_PR}:449-461 (L-BFGS-B to convergence, ftol 1e-6; "
+    "newton_steps": Cited(WHOLE_HISTORY["newton_steps"], f"{_PR}:449-461 (L-BFGS-B to convergence, `ftol=1e-6`; "
                                                          "ours: 5 damped Newton steps per round)"),
 }
 CODE_PDGD = {"learning_rate": Cited(0.1, f"{PAIRRANK}/scripts/CIKM2018.py:50 (its decay, :51, is our default "
