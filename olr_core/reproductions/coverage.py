@@ -19,9 +19,9 @@ its Clopper-Pearson interval, and the smallest per-round share.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -271,7 +271,7 @@ class CoverageRuns:
     delta: float
     details: pd.DataFrame
 
-    def subset(self, keep) -> "CoverageRuns":
+    def subset(self, keep) -> CoverageRuns:
         """The runs where ``keep`` (one bool per run) is true."""
         keep = np.asarray(keep, bool)
         return CoverageRuns({name: values[keep] for name, values in self.ratios.items()}, self.delta,
@@ -293,7 +293,7 @@ def uniform_coverage(ratios: np.ndarray, delta: float, scale: float = 1.0, level
     every = covered.all(axis=1)
     interval = (binomtest(int(every.sum()), len(every)).proportion_ci(level, method="exact") if len(every)
                 else SimpleNamespace(low=np.nan, high=np.nan))
-    return {"runs": len(every), "covered at every round": int(every.sum()), "share": float(every.mean()),
+    return {"runs": len(every), "covered at every round": int(every.sum()), "share": float(every.mean()) if len(every) else np.nan,
             "low": float(interval.low), "high": float(interval.high), "1 - delta": 1.0 - delta,
             "smallest per-round share": float(covered.mean(axis=0).min()) if len(every) else np.nan,
             "largest ratio to the radius": float(np.max(ratios) / scale) if len(every) else np.nan}
@@ -332,35 +332,55 @@ def display_frame(results: dict, scales=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@dataclass
+class RunMeter:
+    """One replayed run's measurement: before each round, the pairs the ranker stored since the last round join the
+    :class:`PairHistory` and the round's ratios are recorded (the lemma's model is read from the ranker once it has
+    started, at the first round)."""
+
+    ranker: object
+    model_of: Callable
+    rounds: int
+    estimates: bool
+    delta: float
+
+    def __post_init__(self):
+        self.ratios, self.model, self.alpha, self.seen = {}, None, np.nan, 0
+
+    def __call__(self, t: int, query) -> None:
+        if self.model is None:
+            self.model = self.model_of(self.ranker, self.delta)
+            self.history = PairHistory(self.model.truth, self.model.lemma.l2)
+            start = np.zeros(len(self.model.truth))
+            self.fits = Estimates(start, start.copy()) if self.estimates else None
+        rows, self.seen = self.model.new_pairs(self.ranker, self.seen)
+        self.history.add(rows)
+        found = lemma_ratios(self.history, query_pairs(self.model.embed(query.features)), self.model.lemma, self.fits)
+        self.alpha = found.pop("alpha")
+        if self.estimates:
+            found.update(self.model.implementation(self.ranker, query, self.alpha))
+        for name, value in found.items():
+            self.ratios.setdefault(name, np.zeros(self.rounds))[t] = value
+
+    def details(self) -> dict:
+        outside = self.fits.outside / self.rounds if self.estimates else np.nan
+        return {"pairs": self.history.count, "alpha_T": self.alpha,
+                "share of rounds with w_tilde outside Theta": outside, **self.model.facts}
+
+
 def measure_runs(make, fold, user, rounds: int, runs: int, model_of: Callable, estimates: bool = True,
                  delta: float = 0.1) -> CoverageRuns:
-    """Replay ``runs`` runs (seeds 0, 1, ...) of ``make()`` and measure every round's ratios; ``model_of(ranker,
-    delta)`` gives the started ranker's :class:`Model`. ``estimates=False``: the noise check only (no refit)."""
-    ratios, details = {}, []
+    """Replay ``runs`` runs (seeds 0, 1, ...) of ``make()`` and measure every round's ratios (:class:`RunMeter`);
+    ``model_of(ranker, delta)`` gives the started ranker's :class:`Model`. ``estimates=False``: the noise check
+    only (no refit)."""
+    meters = []
     for run in range(runs):
-        ranker, state = make(), {}
-
-        def observe(t, query):
-            if t == 0:
-                model = model_of(ranker, delta)
-                state.update(model=model, history=PairHistory(model.truth, model.lemma.l2), seen=0,
-                             estimates=Estimates(np.zeros(len(model.truth)), np.zeros(len(model.truth)))
-                             if estimates else None)
-            model, history = state["model"], state["history"]
-            rows, state["seen"] = model.new_pairs(ranker, state["seen"])
-            history.add(rows)
-            found = lemma_ratios(history, query_pairs(model.embed(query.features)), model.lemma, state["estimates"])
-            state["alpha"] = found.pop("alpha")
-            found.update(model.implementation(ranker, query, state["alpha"]) if estimates else {})
-            for name, value in found.items():
-                ratios.setdefault(name, np.zeros((runs, rounds)))[run, t] = value
-
+        meter = RunMeter(make(), model_of, rounds, estimates, delta)
         with blas_threads():
-            replay(ranker, fold, user, rounds, run, observe)
-        outside = state["estimates"].outside / rounds if estimates else np.nan
-        details.append({"run": run, "pairs": state["history"].count, "alpha_T": state["alpha"],
-                        "share of rounds with w_tilde outside Theta": outside, **state["model"].facts})
-    return CoverageRuns(ratios, delta, pd.DataFrame(details))
+            replay(meter.ranker, fold, user, rounds, run, meter)
+        meters.append(meter)
+    ratios = {name: np.stack([m.ratios[name] for m in meters]) for name in meters[0].ratios}
+    return CoverageRuns(ratios, delta, pd.DataFrame([{"run": run, **m.details()} for run, m in enumerate(meters)]))
 
 
 # -- PairRank's Lemma 2 ------------------------------------------------------------------------------------------

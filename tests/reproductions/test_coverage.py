@@ -98,6 +98,17 @@ def test_uniform_coverage_counts_runs_covered_at_every_round():
     np.testing.assert_array_equal(coverage.first_failures(ratios), [np.nan, 2.0, np.nan, 1.0])
 
 
+def test_a_subset_keeps_its_runs_and_no_run_is_not_judged():
+    import pandas as pd
+
+    runs = coverage.CoverageRuns({coverage.NOISE: np.array([[0.5, 2.0], [0.1, 0.2], [0.3, 0.4]])}, DELTA,
+                                 pd.DataFrame({"run": [0, 1, 2]}))
+    kept = runs.subset([False, True, True])
+    assert kept.table().loc[coverage.NOISE, "share"] == 1.0 and list(kept.details["run"]) == [1, 2]
+    empty = coverage.uniform_coverage(np.zeros((0, 2)), DELTA)
+    assert empty["runs"] == 0 and coverage.against_target(empty) == "no run to judge"
+
+
 def test_a_share_is_judged_against_one_minus_delta_by_its_interval():
     def judged(covered, runs):
         return coverage.against_target(coverage.uniform_coverage(
@@ -155,7 +166,7 @@ def test_the_neural_check_runs_on_the_first_queries_of_the_network_world():
     runs = coverage.neural_coverage(fold, worlds.NetworkLogisticUser(), worlds.network_truth, rounds=12, runs=1,
                                     width=4, l2=0.01, alpha=0.1)
     assert set(runs.ratios) == set(coverage.CHECKS)
-    assert runs.details["linearisation residual"].iloc[0] < 1e-8 and runs.details["pairs"].iloc[0] > 0
+    assert coverage.linearisable(runs).all() and runs.details["pairs"].iloc[0] > 0
     assert np.isfinite(runs.ratios[coverage.NOISE]).all() and runs.ratios[coverage.NOISE].max() > 0
     whole = coverage.initial_linearisation(network.train, worlds.network_truth, width=4)
     assert whole.residual > 0.1 and whole.directions > whole.basis.shape[1]
