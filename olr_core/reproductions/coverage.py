@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -291,12 +290,14 @@ def uniform_coverage(ratios: np.ndarray, delta: float, scale: float = 1.0, level
     covered at one round, and the largest ratio over runs and rounds (over ``scale``)."""
     covered = np.asarray(ratios) <= scale
     every = covered.all(axis=1)
-    interval = (binomtest(int(every.sum()), len(every)).proportion_ci(level, method="exact") if len(every)
-                else SimpleNamespace(low=np.nan, high=np.nan))
-    return {"runs": len(every), "covered at every round": int(every.sum()), "share": float(every.mean()) if len(every) else np.nan,
-            "low": float(interval.low), "high": float(interval.high), "1 - delta": 1.0 - delta,
-            "smallest per-round share": float(covered.mean(axis=0).min()) if len(every) else np.nan,
-            "largest ratio to the radius": float(np.max(ratios) / scale) if len(every) else np.nan}
+    row = {"runs": len(every), "covered at every round": int(every.sum()), "1 - delta": 1.0 - delta}
+    if not len(every):
+        return {**row, "share": np.nan, "low": np.nan, "high": np.nan, "smallest per-round share": np.nan,
+                "largest ratio to the radius": np.nan}
+    interval = binomtest(int(every.sum()), len(every)).proportion_ci(level, method="exact")
+    return {**row, "share": float(every.mean()), "low": float(interval.low), "high": float(interval.high),
+            "smallest per-round share": float(covered.mean(axis=0).min()),
+            "largest ratio to the radius": float(np.max(ratios) / scale)}
 
 
 def against_target(row) -> str:
@@ -494,6 +495,14 @@ def initial_linearisation(data, truth_of, width: int, seed: int = 0) -> Linearis
     return linearised_truth(tangent, truth_of(data.features), int(data.docs_per_query[0]))
 
 
+def dark_pairs(ranker, features: np.ndarray, docs: int) -> int:
+    """The queries (of ``docs`` consecutive rows) holding two documents that switch every unit of the ranker's
+    initial network off: their tangent features are both 0, so no linearised truth can tell them apart."""
+    pre, _ = ranker.scorer.hidden_layer(features, ranker.theta0)
+    dark = (pre <= 0).all(axis=1).reshape(-1, docs)
+    return int((dark.sum(axis=1) >= 2).sum())
+
+
 def neural_model(data, truth_of):
     """Lemma 3.3's :class:`Model` of a started olRankNet (full A) on ``data``, whose user clicks by ``truth_of``
     (h of the documents): model features psi(x) = g(x; theta_0) / sqrt(m) in the basis of the queries' tangent pair
@@ -525,7 +534,8 @@ def neural_model(data, truth_of):
                     IMPLEMENTATION: implementation_pairs(prob, truth, ranker_.alpha * width)}
 
         facts = {"S": found.norm, "u": lemma.pair_norm, "c_mu": lemma.c_mu, "linearisation residual": found.residual,
-                 "smallest singular value": found.smallest}
+                 "smallest singular value": found.smallest,
+                 "queries with two dark documents": dark_pairs(ranker, data.features, docs)}
         return Model(embed, lemma, found.truth, new_pairs, implementation, facts)
 
     return model_of

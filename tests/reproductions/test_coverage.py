@@ -170,3 +170,15 @@ def test_the_neural_check_runs_on_the_first_queries_of_the_network_world():
     assert np.isfinite(runs.ratios[coverage.NOISE]).all() and runs.ratios[coverage.NOISE].max() > 0
     whole = coverage.initial_linearisation(network.train, worlds.network_truth, width=4)
     assert whole.residual > 0.1 and whole.directions > whole.basis.shape[1]
+
+
+def test_two_documents_that_switch_every_unit_off_are_counted_per_query():
+    from olr_core.rankers.scorers import ReLUScorer
+
+    class Started:                       # what dark_pairs reads of a started olRankNet
+        scorer = ReLUScorer(4, option="width")
+        theta0 = scorer.init(3, np.random.default_rng(0))
+
+    features = np.random.default_rng(1).random((12, 3))
+    features[[0, 1, 4]] = 0.0            # query 0 holds two all-zero documents, query 1 one
+    assert coverage.dark_pairs(Started, features, docs=4) == 1
