@@ -298,15 +298,20 @@ def variant_of(spec, variants: dict) -> str:
 # Sizes of each experiment per profile, their only copy: the claims judge main and theory; the book's pages
 # take theirs from here too (notebooks/manifest.yml names the experiment; tuning, ablation and simulation, the
 # Theorem 8 page's own simulated world, are pages only).
+# The simulation's coverage check of Lemma 2 (:mod:`..coverage`): ``coverage_runs`` replays of ``coverage_rounds``
+# rounds with every check (an exact refit each round), and ``noise_runs`` of ``noise_rounds`` with the noise step only.
 PROFILES = {"tiny": {"main": {"seeds": 1, "rounds": 100}, "theory": {"seeds": 1, "rounds": 200},
                      "tuning": {"seeds": 1, "rounds": 200}, "ablation": {"seeds": 2, "rounds": 300},
-                     "simulation": {"seeds": 2, "rounds": 1000}},
+                     "simulation": {"seeds": 2, "rounds": 1000, "coverage_runs": 4, "coverage_rounds": 40,
+                                    "noise_runs": 2, "noise_rounds": 200}},
             "quick": {"main": {"seeds": 5, "rounds": 1000}, "theory": {"seeds": 10, "rounds": 2000},
                       "tuning": {"seeds": 1, "rounds": 1000}, "ablation": {"seeds": 5, "rounds": 500},
-                      "simulation": {"seeds": 3, "rounds": 3000}},
+                      "simulation": {"seeds": 3, "rounds": 3000, "coverage_runs": 30, "coverage_rounds": 200,
+                                     "noise_runs": 10, "noise_rounds": 3000}},
             "paper": {"main": {"seeds": 20, "rounds": 5000}, "theory": {"seeds": 10, "rounds": 5000},
                       "tuning": {"seeds": 5, "rounds": 5000}, "ablation": {"seeds": 20, "rounds": 5000},
-                      "simulation": {"seeds": 10, "rounds": 50_000}}}
+                      "simulation": {"seeds": 10, "rounds": 50_000, "coverage_runs": 100, "coverage_rounds": 500,
+                                     "noise_runs": 30, "noise_rounds": 10_000}}}
 MAIN_DATASETS = ["synth-mslr", "mq2008", "mslr-web10k", "yahoo"]
 SYNTHETIC = ("synth-mslr",)
 
