@@ -67,12 +67,14 @@ def test_the_sentence_and_the_table_beside_it_change_together_when_one_run_chang
     name the new verdict, the sentence's cell counts are the row's cells, and neither carries Markdown or a code
     identifier (the sentence is pasted as plain text)."""
     from olr_core.reproductions import verdict_display as vd
+    from olr_core.reproductions import verdict_table as vt
 
     grids, store = figure2_page
 
     def sentence_and_row():
         records = prose.page_records(dsp.claims, ["F2-faster"], grids, store)
-        row = vd.verdict_rows([{**records[0], "page": "dsp_figure2", "setup": ""}]).iloc[0]
+        shown = {**records[0], "page": "dsp_figure2", "setup": ""}
+        row = {"verdict": vt.verdict_td(shown), "cells": "<br>".join(["cells", *vd.cells_text(shown)])}
         return records[0], prose.records_text(records, dsp.experiments.CONFIG_TITLES), row
 
     record, before, row_before = sentence_and_row()
@@ -175,7 +177,7 @@ def test_table2s_sentence_follows_the_interval_not_the_point_estimate(tmp_path, 
 
     loose, loose_text = store_at(0.9)
     assert prose.within_count(loose) == (18, 18) and loose["verdict"] == "inconclusive"
-    assert "T2-cells (as the text says, `text`): inconclusive" in loose_text and "reproduced" not in loose_text
+    assert "T2-cells (as the text says): inconclusive" in loose_text and "reproduced" not in loose_text
     tight, tight_text = store_at(0.01)
     assert prose.within_count(tight) == (18, 18) and tight["verdict"] == "reproduced"
     assert "reproduced; margin: 1 paper s.d. minus |our mean - paper mean|, the paper's mean uncertain by its s.d. " \
