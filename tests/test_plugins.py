@@ -131,7 +131,7 @@ def test_claims_judge_a_paper_with_your_method_added(plugin, capsys, tmp_path):
     assert all(r["cells"] for r in mine)
     best = next(r for r in records if r["id"] == "F3-best-offline")
     methods = {s.algorithm for s in pairrank.experiments.experiments("tiny", "text", ["synth-mslr"])["main"]}
-    assert f" of {len(methods) + 1} methods (margin" in best["ours"]            # judged with it among the paper's methods
+    assert f" of {len(methods) + 1} methods (margin" in best["ours"]    # judged with it among the paper's methods
 
 
 def test_the_rankers_do_not_import_the_experiments_package():
