@@ -58,7 +58,7 @@ pdf: env mathjax chromium
 
 # The built book in headless Chromium: the checker's own tests on planted faults, then every page of _build/html
 # (the intro's link to the PDF included); screenshots in _build/screenshots.
-browser-test: env mathjax chromium pdf
+browser-test: env mathjax chromium
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 	$(BIN)/python -m olr_book.browsercheck _build/html --screenshots _build/screenshots
 
