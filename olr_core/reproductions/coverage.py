@@ -29,6 +29,7 @@ from scipy.special import expit
 from scipy.stats import binomtest
 
 from ..threads import blas_threads
+from .pairing import replay
 
 K_MU = 0.25     # the Lipschitz constant of the sigmoid
 
@@ -234,19 +235,6 @@ def lemma_ratios(history: PairHistory, pairs: np.ndarray, lemma: Lemma, estimate
     return found
 
 
-def replay(ranker, fold, user, rounds: int, seed: int, observe: Callable) -> None:
-    """Play ``rounds`` rounds of ``ranker`` (built, not started) on ``fold.train`` against ``user``, calling
-    ``observe(t, query)`` before each round's ranking (the round's estimate and matrix are the past's)."""
-    ranker_stream, round_stream = np.random.default_rng(seed).spawn(2)
-    train = fold.train
-    ranker.start(train, ranker_stream)
-    for t in range(rounds):
-        query = train.query(int(round_stream.integers(train.n_queries)))
-        observe(t, query)
-        display = ranker.rank(query)
-        ranker.learn(query, display, user(query, display.ranking[: user.cutoff], round_stream))
-
-
 @dataclass
 class Model:
     """What a lemma sees of a started ranker: ``embed`` (document features -> model features, rows), the truth w*
@@ -378,7 +366,7 @@ def measure_runs(make, fold, user, rounds: int, runs: int, model_of: Callable, e
     for run in range(runs):
         meter = RunMeter(make(), model_of, rounds, estimates, delta)
         with blas_threads():
-            replay(meter.ranker, fold, user, rounds, run, meter)
+            replay(meter.ranker, fold, user, rounds, np.random.default_rng(run).spawn(2), meter)
         meters.append(meter)
     ratios = {name: np.stack([m.ratios[name] for m in meters]) for name in meters[0].ratios}
     return CoverageRuns(ratios, delta, pd.DataFrame([{"run": run, **m.details()} for run, m in enumerate(meters)]))

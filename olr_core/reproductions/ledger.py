@@ -63,22 +63,16 @@ def machine() -> str:
             f"{platform.release()}, Python {platform.python_version()}").replace("  ", " ")
 
 
-def tuning_files(paper: str) -> dict[str, Path]:
-    """{tuning page: the file its choice is stored in} of the tuning pages whose choices set the parameters of
-    ``paper``'s claim runs (none for the papers run at fixed parameters)."""
+def tuning_choices(paper: str) -> dict[str, dict | None]:
+    """{tuning page: its stored choice, None where it has not run} of the tuning pages whose choices set the
+    parameters of ``paper``'s claim runs (none for the papers run at fixed parameters): the tuning the ledger's
+    runs were made with."""
     from .neural import experiments as neural
     from .pairrank import experiments as pairrank
 
-    pages = {"pairrank_tuning": pairrank.tuned_path, "neural_tuning": neural.tuned_path}
+    files = {"pairrank_tuning": pairrank.tuned_path, "neural_tuning": neural.tuned_path}
     used = {"pairrank": ("pairrank_tuning",), "neural": ("pairrank_tuning", "neural_tuning")}.get(paper, ())
-    return {page: pages[page]() for page in used}
-
-
-def tuning_choices(paper: str) -> dict[str, dict | None]:
-    """{tuning page: its stored choice, None where it has not run}: the tuning the ledger's runs were made with."""
-    from .pairrank.experiments import stored_choice
-
-    return {page: stored_choice(path) for page, path in tuning_files(paper).items()}
+    return {page: pairrank.stored_choice(files[page](), page) for page in used}
 
 
 def build_ledger(paper: str, profile: str, records: list[dict], store: ResultStore | None = None,
@@ -112,11 +106,13 @@ def design_fields(spend) -> dict:
                       for (_, exp), look in sorted(spend.looks.items())}}
 
 
-def run_costs(papers=("dsp", "pairrank", "neural", "klrank", "topk")) -> dict[tuple[str, str], list]:
+def run_costs() -> dict[tuple[str, str], list]:
     """{(``LEDGER_KIND`` + algorithm, data set): [(rounds, CPU seconds)]} of every ledger run: what a plan prices
     a kind of run with when this store has never run it (a fresh clone's paper-profile plan)."""
+    from .verdicts import PAPERS
+
     costs = {}
-    for paper in papers:
+    for paper in PAPERS:
         book = read_ledger(paper)
         for run in (book or {}).get("runs", {}).values():
             if run.get("cpu_seconds") is not None and run.get("rounds_run"):

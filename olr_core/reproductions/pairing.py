@@ -118,6 +118,22 @@ def click_probability_of(user):
     return lambda features: expit(features @ np.asarray(user.theta_star) - user.bias)
 
 
+def replay(ranker, fold, user, rounds: int, streams, observe) -> None:
+    """The theory worlds' replay: play ``rounds`` rounds of ``ranker`` (built, not started) on ``fold.train``
+    against ``user``, with ``streams`` = (the ranker's generator, the rounds' generator, which draws each query
+    and the user's clicks), calling ``observe(t, query)`` (t = 0, 1, ...) before each round's ranking, so that
+    an observation sees the ranker as the past left it. The experimenter's instrument, outside the book's one
+    online loop (:func:`olr_core.loop.run_online`), which has no such hook."""
+    ranker_stream, round_stream = streams
+    train = fold.train
+    ranker.start(train, ranker_stream)
+    for t in range(rounds):
+        query = train.query(int(round_stream.integers(train.n_queries)))
+        observe(t, query)
+        display = ranker.rank(query)
+        ranker.learn(query, display, user(query, display.ranking[: user.cutoff], round_stream))
+
+
 def observation_diagnostics(ranker, fold, user, rounds: int, seed: int, pairing: str, every: int = 10,
                             draws: int = 8) -> dict:
     """Replay ``ranker`` (already built) for ``rounds`` rounds of ``fold`` against the logistic ``user`` and
@@ -125,22 +141,19 @@ def observation_diagnostics(ranker, fold, user, rounds: int, seed: int, pairing:
     W's bias and E's lambda_min(M_t) / t. The replay uses its own random streams (the run's settings, not the
     stored run's draws)."""
     click_probability = click_probability_of(user)
-    streams = np.random.default_rng(seed).spawn(3)
-    train = fold.train
-    ranker.start(train, streams[0])
+    ranker_stream, round_stream, draw_stream = np.random.default_rng(seed).spawn(3)
     chances, biases, eigen, at = [], [], [], []
-    for t in range(1, rounds + 1):
-        query = train.query(int(streams[1].integers(train.n_queries)))
-        if t % every == 0:
-            probability = click_probability(query.features)
-            chance, bias = round_observation(ranker, query, probability, pairing, streams[2], draws)
+
+    def observe(t, query):
+        if (t + 1) % every == 0:
+            chance, bias = round_observation(ranker, query, click_probability(query.features), pairing,
+                                             draw_stream, draws)
             chances.append(chance)
             biases.append(bias)
-            eigen.append(smallest_eigenvalue(ranker) / t)
-            at.append(t)
-        display = ranker.rank(query)
-        shown = display.ranking[: user.cutoff]
-        ranker.learn(query, display, user(query, shown, streams[1]))
+            eigen.append(smallest_eigenvalue(ranker) / (t + 1))
+            at.append(t + 1)
+
+    replay(ranker, fold, user, rounds, (ranker_stream, round_stream), observe)
     every_chance = np.concatenate(chances) if chances else np.zeros(0)
     return {"pairing": pairing, "q": float(every_chance.min()) if len(every_chance) else float("nan"),
             "never_formed": float(np.mean(every_chance == 0)) if len(every_chance) else float("nan"),

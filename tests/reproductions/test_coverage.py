@@ -10,6 +10,7 @@ from scipy.stats import binomtest
 from olr_core.data.ranking_data import Fold
 from olr_core.rankers.pairwise import PairRank
 from olr_core.reproductions import coverage, worlds
+from olr_core.reproductions.pairing import replay
 from olr_core.reproductions.pairrank.experiments import well_specified_fold
 from olr_core.users import LogisticClickUser
 
@@ -58,7 +59,7 @@ def test_the_replayed_matrix_is_the_implementations():
     Sherman-Morrison, and their log-determinant ratios agree."""
     fold, theta = well_specified_fold(4, 20, 6, seed=3)
     ranker = PairRank(alpha=0.1, window=1000)
-    coverage.replay(ranker, fold, LogisticClickUser(tuple(theta)), 30, 0, lambda t, q: None)
+    replay(ranker, fold, LogisticClickUser(tuple(theta)), 30, np.random.default_rng(0).spawn(2), lambda t, q: None)
     M = coverage.gram(ranker.model.pairs[: ranker.model.count], ranker.l2)
     np.testing.assert_allclose(M @ ranker.Minv, np.eye(4), atol=1e-8)
     assert coverage.logdet_ratio(M, ranker.l2) == pytest.approx(ranker.logdet_ratio)

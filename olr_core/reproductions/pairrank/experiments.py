@@ -114,30 +114,27 @@ def pinned_tuning(choices: dict[str, dict | None] | None):
         _PINNED.update(saved)
 
 
-def stored_choice(path: Path) -> dict | None:
-    """The choice a tuning page stored at ``path`` as it is on disk (None where the page has not run)."""
-    return json.loads(path.read_text()) if path.exists() else None
+def stored_choice(path: Path, page: str) -> dict | None:
+    """The choice the tuning page ``page`` stored at ``path`` (None where it has not run); a file that cannot be
+    read is one line naming it and the fix."""
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"the tuning results {path} cannot be read ({err}); run {page} again to rewrite them, or "
+                         "delete the file to use the defaults") from None
 
 
 def read_tuned(path: Path, defaults: dict, page: str) -> dict:
     """``defaults`` overlaid with the values a tuning page stored at ``path`` (the tuning pages of every
     chapter; each learner is tuned with its own budget), or with the choice pinned for ``page``
     (:func:`pinned_tuning`). Says so when untuned."""
-    params = {k: dict(v) for k, v in defaults.items()}
-    if page in _PINNED:
-        params.update({k: dict(v) for k, v in (_PINNED[page] or {}).items()})
-        return params
-    if not path.exists():
+    chosen = _PINNED[page] if page in _PINNED else stored_choice(path, page)
+    if page not in _PINNED and chosen is None:
         print(f"olr: note: no tuning results at {path}: using the defaults {defaults} (run {page} first)",
               file=sys.stderr)
-        return params
-    try:
-        chosen = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"the tuning results {path} cannot be read ({err}); run {page} again to rewrite them, or "
-                         "delete the file to use the defaults") from None
-    params.update({k: dict(v) for k, v in chosen.items()})
-    return params
+    return {k: dict(v) for k, v in {**defaults, **(chosen or {})}.items()}
 
 
 def tuned_params() -> dict:
