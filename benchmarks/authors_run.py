@@ -1,12 +1,14 @@
-"""One run of the authors' own code (HCDM/OnlineLearningToRank), under its own Python, for authors_code.py.
+"""One run of the authors' own code (HCDM/OnlineLearningToRank, or yilingjia/PairRank, a copy of the same
+framework), under its own Python, for authors_code.py.
 
     python authors_run.py CHECKOUT FOLD_DIR DATASET MODULE CLASS PARAMS_JSON CLICK_MODEL IMPRESSIONS SEED
 
-Runs the checkout's own pieces end to end: its argument parser (``scripts/SIGIR2019.py``'s defaults), its
+Runs the checkout's own pieces end to end: its argument parser (the run script's defaults), its
 data set entry and LETOR reader (``utils/datasetcollections.py``, ``utils/dataset.py``), its click model
 (``utils/clicks.py``, the 3-grade ``short`` table), the ranker class and its simulation loop
 (``utils/singlesimulation.py``: display NDCG@10 every round, held-out NDCG@10 every ``print_freq`` rounds).
-Prints one JSON line: the final cumulative display NDCG (discount 0.9995), the final held-out NDCG, seconds.
+Prints one JSON line: the final cumulative display NDCG (discount 0.9995), the final held-out NDCG, the loop's
+wall-clock and CPU seconds.
 
 Run-time shims (no file of the checkout is edited), each with its reason:
 
@@ -17,7 +19,8 @@ Run-time shims (no file of the checkout is edited), each with its reason:
 - ``nullspace_rows``: ``models/linearmodel.py`` turns sympy's null-space vectors into an array with
   ``np.array(Matrix(grads).nullspace())`` and needs it (k, n); today's sympy gives (k, n, 1) column
   matrices, which stops NSGD at its first sort. The module's ``Matrix`` is wrapped so that ``nullspace``
-  returns each vector as a flat row; the vectors are the same.
+  returns each vector as a flat row; the vectors are the same. (Only where the module uses sympy: PairRank's
+  copy of the framework does not.)
 - ``sharedmem``: the reader copies arrays into shared memory for its multi-process launcher
   (``utils/dataset.py:_make_shared``); the package is unmaintained and not installed, and one run is one
   process here, so ``sharedmem.empty`` is ``numpy.empty``.
@@ -63,7 +66,9 @@ def install_shims() -> None:
 def flatten_nullspace() -> None:
     """The ``nullspace_rows`` shim: null-space vectors as flat rows in ``models.linearmodel``."""
     linearmodel = importlib.import_module("models.linearmodel")
-    matrix = linearmodel.Matrix
+    matrix = getattr(linearmodel, "Matrix", None)
+    if matrix is None:                                      # no sympy null space in this copy of the framework
+        return
 
     class RowNullspaceMatrix(matrix):
         def nullspace(self, *args, **kwargs):
@@ -91,7 +96,7 @@ def main(root, fold_dir, dataset, module, name, params, click_model, impressions
     from utils.clicks import get_click_models
     from utils.singlesimulation import SingleSimulation
 
-    sys.argv = ["SIGIR2019.py", "--data_sets", dataset, "--click_models", click_model, "--n_impr", str(impressions),
+    sys.argv = ["authors_run.py", "--data_sets", dataset, "--click_models", click_model, "--n_impr", str(impressions),
                 "--skip_read_bin_data", "--skip_store_bin_data"]
     sim_args, ranker_args = SimulationArgumentParser(description="").parse_all_args(params)
     entry, fold = their_fold(dataset, fold_dir, sim_args)
@@ -103,13 +108,14 @@ def main(root, fold_dir, dataset, module, name, params, click_model, impressions
     np.random.seed(seed)
     outputs = []
     queue = types.SimpleNamespace(put=outputs.append)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     SingleSimulation(sim_args, queue, users, fold).run(ranker_class(**ranker_args), output_key=name)
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     results = outputs[0][1]["run_results"]
     final = results[-1]
     return {"online": float(final["cumulative-display"]), "offline": float(final["heldout"]),
-            "iteration": int(final["iteration"]), "seconds": round(seconds, 2), "user": users.get_name()}
+            "iteration": int(final["iteration"]), "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu_seconds, 2), "user": users.get_name()}
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The authors'-code results file: its validation (a corrupt file refused in one line), the stored DSP file
-read and checked, the fidelity table on a constructed file, and the driver against a checkout when one is
-named (skipped otherwise)."""
+"""The authors'-code results files: their validation (a corrupt file refused in one line), the stored DSP and
+PairRank files read and checked, the fidelity table on constructed runs and on PairRank's file, the driver's
+commands per paper, and the driver against a checkout when one is named (skipped otherwise)."""
 
 import copy
 import json
@@ -16,11 +16,13 @@ import pytest
 from olr_core.reproductions.authors_code import (
     EXPLAIN_SD,
     AuthorsCodeFileError,
+    all_cells,
     fidelity_table,
     gap_lines,
     load_runs,
     paper_differs,
     paper_lines,
+    shown_cells,
     three_columns,
 )
 
@@ -173,3 +175,118 @@ def test_fidelity_compares_only_the_folds_their_runs_cover():
     ours = _frame("dbgd", "perfect", [801.0, 803.0, 900.0, 905.0]).assign(fold=[1, 2, 3, 3])
     row = fidelity_table(ours, theirs, "online").iloc[0]
     assert row["ours_runs"] == 2 and row["ours"] == pytest.approx(802.0)
+
+
+# -- PairRank: the driver's commands, the stored file, the fidelity rows ------------------------------------------
+
+PAIRRANK_STORED = REPO / "olr_core" / "reproductions" / "pairrank" / "authors_code.json"
+
+
+@pytest.fixture
+def driver(monkeypatch):
+    """benchmarks/authors_code.py, imported as the script imports its neighbours."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    return importlib.import_module("authors_code")
+
+
+def test_the_pairrank_command_runs_their_class_with_the_readmes_options_and_our_overrides(driver):
+    experiment = driver.EXPERIMENTS["pairrank"]
+    command = driver.run_command("/ref/python", Path("/co"), Path("/fold"), experiment, "pairrank_c", "navigational",
+                                 5000, 7, overrides={"alpha": 0.01, "not_theirs": 1})
+    assert command[:4] == ["nice", "-n", "19", "/ref/python"] and command[4].endswith("authors_run.py")
+    assert command[5:10] == ["/co", "/fold", "MQ2008", "algorithms.Pairwise.PairRank", "PairRank"]
+    params = json.loads(command[10])
+    assert params == {"learning_rate": 0.1, "learning_rate_decay": 0.9999977, "update": "gd", "_lambda": 0.1,
+                      "alpha": 0.01, "refine": True, "ind": True, "rank": "certain"}
+    assert command[11:] == ["navigational", "5000", "7"]
+    assert json.loads(driver.run_command("p", Path("c"), Path("f"), experiment, "pairrank_r", "perfect", 1, 0)[10])[
+        "rank"] == "random"
+
+
+def test_the_pairrank_paper_sets_its_own_defaults_and_shims(driver):
+    args = driver.parsed(["--paper", "pairrank", "--set", "alpha=0.01", "rank=certain"])
+    assert (args.folds, args.impressions, args.algorithms) == ([1], 5000, ["pairrank_c", "pairrank_r", "pdgd"])
+    assert args.out == "olr_core/reproductions/pairrank/authors_code.json" and args.set == {"alpha": 0.01,
+                                                                                              "rank": "certain"}
+    assert driver.parsed([]).impressions == 10_000 and driver.parsed([]).folds == [1, 2, 3, 4, 5]
+    assert {"maxint", "nullspace_rows"}.isdisjoint(driver.shims_of(driver.EXPERIMENTS["pairrank"]))
+    assert {"maxint", "nullspace_rows"} <= set(driver.shims_of(driver.EXPERIMENTS["dsp"]))
+    with pytest.raises(SystemExit):
+        driver.parsed(["--paper", "pairrank", "--algorithms", "nsgd"])
+
+
+def test_a_checkout_of_the_wrong_repository_is_refused_by_name(driver, tmp_path):
+    with pytest.raises(SystemExit, match="not a checkout of yilingjia/PairRank"):
+        driver.checkout_dir(str(tmp_path), driver.EXPERIMENTS["pairrank"])
+
+
+def test_a_corrupt_pairrank_file_is_refused_in_one_line(tmp_path):
+    record = json.loads(PAIRRANK_STORED.read_text())
+    record["runs"][0]["offline"] = "high"
+    path = tmp_path / "pairrank.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(AuthorsCodeFileError) as err:
+        load_runs(path)
+    assert str(err.value).endswith("run 0: offline is 'high', expected a finite float") and "\n" not in str(err.value)
+
+
+def test_the_stored_pairrank_results_are_valid_with_provenance_and_parameters():
+    provenance, runs = load_runs(PAIRRANK_STORED)
+    assert provenance["repository"] == "yilingjia/PairRank" and len(provenance["commit"]) == 40
+    assert {"seed", "numpy_aliases", "data_path"} <= set(provenance["shims"]) and provenance["note"]
+    assert "pairrank_c" in set(runs["algorithm"]) and (runs["impressions"] == 5000).all() and (runs["fold"] == 1).all()
+    assert runs["offline"].between(0, 1).all() and runs["online"].between(0, 1 / (1 - 0.9995)).all()
+    assert all(p["rank"] == {"pairrank_c": "certain", "pairrank_r": "random"}[a]
+               for a, p in zip(runs["algorithm"], runs["params"]) if a != "pdgd")
+
+
+def test_fidelity_rows_of_the_pairrank_file_cover_every_cell_theirs_ran():
+    _, theirs = load_runs(PAIRRANK_STORED)
+    shifted = theirs.assign(offline=theirs["offline"] + 0.05)        # ours 0.05 above theirs in every run
+    cells = all_cells(shifted.iloc[: len(theirs) // 2 * 2], theirs, pd.DataFrame(
+        columns=["algorithm", "click_model", "paper_mean", "paper_sd"]), "offline")
+    assert len(cells) == theirs.groupby(["click_model", "algorithm"]).ngroups
+    assert (cells["their_runs"] == theirs.groupby(["click_model", "algorithm"], sort=False).size().to_numpy()).all()
+    compared = cells.dropna(subset=["difference"])
+    assert np.allclose(compared["difference"], 0.05)
+    shown = shown_cells(cells, "none on MQ2008")
+    assert (shown["paper"] == "none on MQ2008").all() and list(shown.columns)[:3] == ["user", "algorithm", "paper"]
+
+
+def test_a_cell_ours_did_not_run_is_shown_and_needs_no_line():
+    theirs = pd.concat([_frame("pairrank_c", "perfect", [0.70, 0.72, 0.71], "offline"),
+                        _frame("pairrank_c", "navigational", [0.60, 0.61, 0.62], "offline")])
+    ours = _frame("pairrank_c", "perfect", [0.80, 0.81, 0.82], "offline")
+    cells = all_cells(ours, theirs, pd.DataFrame(columns=["algorithm", "click_model", "paper_mean", "paper_sd"]),
+                      "offline").set_index("click_model")
+    assert cells.loc["perfect", "needs_explanation"] and not cells.loc["navigational", "needs_explanation"]
+    shown = shown_cells(cells.reset_index(), "none").set_index("user")
+    assert shown.loc["navigational", "ours"] == "not stored here" and shown.loc["perfect", "gap"] == "line below"
+    assert shown.loc["perfect", "their_code"].endswith("(3)")
+    assert len(gap_lines(cells.reset_index(), {}, "tried")) == 1
+
+
+def test_our_runs_beside_theirs_have_their_horizon_fold_and_parameters():
+    from olr_core.reproductions.pairrank import experiments as pr
+
+    theirs = pd.DataFrame({"algorithm": ["pairrank_c", "pdgd"], "impressions": 5000, "fold": 1,
+                           "params": [{"alpha": 0.01, "_lambda": 0.1, "rank": "certain"}, {"learning_rate": 0.1}]})
+    with pr.pinned_tuning({"pairrank_tuning": {"pairrank_c": {"alpha": 0.01, "l2": 10.0}}}):
+        specs = pr.authors_code_specs("paper", theirs)
+    assert {s.algorithm for s in specs} == {"pairrank_c", "pdgd"} and {s.rounds for s in specs} == {5000}
+    assert len(specs) == 2 * 3 * 20 and all(s.stop_rule == "every_position" for s in specs)
+    with pr.pinned_tuning({"pairrank_tuning": {"pairrank_c": {"alpha": 0.5}}}):     # their alpha is not ours
+        assert {s.algorithm for s in pr.authors_code_specs("paper", theirs)} == {"pdgd"}
+    assert pr.authors_code_specs("quick", theirs) == []                        # 1,000 rounds: not their horizon
+
+
+def test_the_pairrank_view_reads_ours_from_the_store_only(tmp_path):
+    from olr_core.experiments import ResultStore
+    from olr_core.reproductions.pairrank.analysis import PAPER_ON_MQ2008, authors_code_view
+
+    view = authors_code_view("offline", "quick", None, ResultStore(tmp_path / "empty"))
+    assert len(view.shown) == len(view.cells) > 0 and not view.lines
+    assert (view.shown["ours"] == "not stored here").all() and (view.shown["paper"] == PAPER_ON_MQ2008).all()
+    assert "(quick)" in view.source and "yilingjia/PairRank" in view.source and not (tmp_path / "empty").exists()

@@ -2,7 +2,8 @@
 
 A results file (written by ``benchmarks/authors_code.py``) holds the repository, commit, command, run-time
 shims, date and machine, and one record per run (algorithm, click model, fold, seed, impressions, the final
-cumulative online NDCG@10 ``online`` and the final held-out NDCG@10 ``offline``). :func:`load_runs` refuses a
+cumulative online NDCG@10 ``online`` and the final held-out NDCG@10 ``offline``; optionally ``params``, the
+parameters their class was given). :func:`load_runs` refuses a
 file that lacks any of these, with one line saying what is wrong.
 
 Fidelity (ours against their code, same protocol) is a comparison per cell, apart from the verdicts: the
@@ -75,7 +76,8 @@ def load_runs(path: str | Path) -> tuple[dict, pd.DataFrame]:
         validate(record)
     except AuthorsCodeFileError as err:
         raise AuthorsCodeFileError(f"{path}: {err}") from None
-    return {k: v for k, v in record.items() if k != "runs"}, pd.DataFrame(record["runs"], columns=[*RUN_FIELDS])
+    runs = pd.DataFrame(record["runs"], columns=[*RUN_FIELDS, "params"])
+    return {k: v for k, v in record.items() if k != "runs"}, runs
 
 
 def fidelity_table(ours: pd.DataFrame, theirs: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -132,6 +134,60 @@ def three_columns(ours: pd.DataFrame, theirs: pd.DataFrame, paper: pd.DataFrame,
 
 
 DSP_RESULTS = Path(__file__).resolve().parent / "dsp" / "authors_code.json"
+PAIRRANK_RESULTS = Path(__file__).resolve().parent / "pairrank" / "authors_code.json"
+OURS_METRICS = {"discounted_online_ndcg10": "online", "final_offline_ndcg10": "offline"}
+
+
+def stored_runs(specs, store, data_dir=None) -> pd.DataFrame:
+    """Our runs of ``specs`` that ``store`` already holds, one row per run with the fidelity comparison's columns
+    ``online`` and ``offline``; nothing is computed (an empty frame when none is stored)."""
+    from ..experiments import spec_key, summary_frame
+
+    held = [spec for spec in specs if store.has(spec_key(spec, data_dir))]
+    return summary_frame(held, store, data_dir).rename(columns=OURS_METRICS) if held else pd.DataFrame(
+        columns=["algorithm", "click_model", "fold", "seed", *OURS_METRICS.values()])
+
+
+def all_cells(ours: pd.DataFrame, theirs: pd.DataFrame, paper: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Every cell their code ran (runs, mean, s.d.), with :func:`three_columns`'s comparison where ours ran too
+    (NaN, and no explanation needed, where ours did not)."""
+    cells = (theirs.groupby(["click_model", "algorithm"], sort=False)[metric]
+             .agg(their_runs="size", theirs="mean", their_sd="std").reset_index())
+    three = three_columns(ours, theirs, paper, metric) if len(ours) else pd.DataFrame()
+    if len(three):
+        cells = cells.merge(three.drop(columns=["their_runs", "theirs", "their_sd"]), how="left",
+                            on=["click_model", "algorithm"])
+    cells["needs_explanation"] = cells.get("needs_explanation", pd.Series(False, index=cells.index)).eq(True)
+    return cells
+
+
+def shown_cells(cells: pd.DataFrame, paper_text: str = "") -> pd.DataFrame:
+    """The page's three columns of :func:`all_cells`: user, algorithm, the paper's number (``paper_text`` where
+    it has none), their code and ours as mean ± s.d. (runs), ours minus theirs with its interval, and "line below"
+    where a cell needs an explanation."""
+    from ..tables import mean_sd_text
+
+    def with_runs(means, sds, runs):
+        return [f"{text} ({int(n)})" if text else "not stored here" for text, n in zip(mean_sd_text(means, sds), runs)]
+
+    ours = [cells.get(c, pd.Series(np.nan, index=cells.index)) for c in ("ours", "ours_sd", "ours_runs")]
+    paper = (mean_sd_text(cells["paper_mean"], cells["paper_sd"]) if "paper_mean" in cells else [""] * len(cells))
+    paper = [text or paper_text for text in paper]
+    differences = [estimate_text(d, lo, hi) if np.isfinite(d) else ""
+                   for d, lo, hi in zip(*(cells.get(c, pd.Series(np.nan, index=cells.index))
+                                          for c in ("difference", "low", "high")))]
+    return pd.DataFrame({"user": cells["click_model"], "algorithm": cells["algorithm"].map(name_of),
+                         "paper": paper, "their_code": with_runs(cells["theirs"], cells["their_sd"], cells["their_runs"]),
+                         "ours": with_runs(*ours), "ours_minus_theirs": differences,
+                         "gap": cells["needs_explanation"].map({True: "line below", False: ""})})
+
+
+def provenance_text(provenance: dict, runs: int) -> str:
+    """Where their numbers come from, in one paragraph: repository, commit, date, machine, runs, note, shims."""
+    return (f"Their code: {provenance['repository']} at `{provenance['commit'][:7]}`, run {provenance['date']} on "
+            f"{provenance['machine']}; {runs} runs stored. {provenance.get('note', '')} Protocol: "
+            f"{provenance.get('protocol', 'not recorded')}. Shims: "
+            + "; ".join(f"`{name}`: {why}" for name, why in provenance["shims"].items()))
 
 
 def gap_lines(table: pd.DataFrame, notes: dict, open_note: str) -> list[str]:

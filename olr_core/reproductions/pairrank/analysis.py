@@ -200,3 +200,53 @@ def decorate(name: str, specs, frame: pd.DataFrame, store=None, data_dir=None, *
         return frame.assign(regret_slope=misordered_slopes(specs, store, data_dir),
                             lasting_regret=misordered_shares(specs, store, data_dir))
     return frame.assign(block10_excess=block_excess(frame)) if name == "main" else frame
+
+
+# -- the authors' code run here, beside ours (olr_core.reproductions.authors_code) ------------------------------
+
+# Lines for the cells where ours and yilingjia/PairRank run here differ beyond their noise
+# (olr_core.reproductions.authors_code.gap_lines): metric -> {(click model, algorithm): what was found, and the run
+# that shows it}. A flagged cell without a line is printed as open, with AUTHORS_CODE_OPEN.
+AUTHORS_CODE_NOTES: dict[str, dict[tuple[str, str], str]] = {"online": {}, "offline": {}}
+AUTHORS_CODE_OPEN = ("not yet traced. Same protocol on both sides (MQ2008 fold 1, the three 3-grade users with the "
+                     "stop drawn at every examined position, 5,000 rounds, the mean-form objective with lambda 0.1, "
+                     "the same alpha, shuffled disjoint pairs, the transitive closure); the remaining differences "
+                     "are the refit (theirs: L-BFGS-B to convergence on the whole history from a random start every "
+                     "round with pairs; ours: 5 damped Newton steps), their reader's features (40 after dropping "
+                     "constant ones, min-max per query) against ours, tie-breaking and random streams")
+PAPER_ON_MQ2008 = "none (the paper ran MSLR-WEB10K and Yahoo!, figures only)"
+
+
+@dataclass
+class AuthorsCodeView:
+    """The authors' code beside ours on a page: every cell their code ran (:func:`authors_code.all_cells`), the
+    page's three columns, the lines for cells that need one, and where each side's numbers come from."""
+    cells: pd.DataFrame
+    shown: pd.DataFrame
+    lines: list
+    source: str
+
+
+def authors_code_view(metric: str, profile: str, seeds: int | None, store: ResultStore, data_dir=None,
+                      results=None) -> AuthorsCodeView:
+    """yilingjia/PairRank's stored runs (``results``, default the chapter's file) beside ours in the claims'
+    `code` configuration on MQ2008 with the same horizon, folds and parameters (:func:`experiments.
+    authors_code_specs`), read from ``store`` only; ``metric``: ``online`` or ``offline``."""
+    from ...data import available
+    from .. import authors_code
+    from .experiments import authors_code_specs
+
+    provenance, theirs = authors_code.load_runs(results or authors_code.PAIRRANK_RESULTS)
+    specs = authors_code_specs(profile, theirs, seeds) if available([], ["mq2008"], data_dir) else []
+    ours = authors_code.stored_runs(specs, store, data_dir)
+    paper = pd.DataFrame(columns=["algorithm", "click_model", "paper_mean", "paper_sd"])
+    cells = authors_code.all_cells(ours, theirs, paper, metric)
+    lines = authors_code.gap_lines(cells, AUTHORS_CODE_NOTES.get(metric, {}), AUTHORS_CODE_OPEN)
+    horizons = ", ".join(f"{h:,}" for h in sorted(set(theirs["impressions"])))
+    ours_text = (f"Ours: the `code` configuration's runs of the claims in this build's profile ({profile}), read from "
+                 f"the results store and never computed here; {len(ours)} of them match their runs' horizon "
+                 f"({horizons} rounds), fold and parameters."
+                 + ("" if len(ours) else " The paper-scale store holds them once PairRank's paper-scale runs are "
+                                         "done; a build with a shorter horizon has none to set beside theirs."))
+    return AuthorsCodeView(cells, authors_code.shown_cells(cells, PAPER_ON_MQ2008), lines,
+                           ours_text + " " + authors_code.provenance_text(provenance, len(theirs)))

@@ -332,6 +332,31 @@ def experiments(profile: str, config: str, datasets: list[str], seeds: int | Non
             "theory": theory_grid(theory["seeds"], theory["rounds"]) if config == "text" else []}
 
 
+# Our parameter -> the authors' code's name for it (yilingjia/PairRank's run_script.py), for setting our runs
+# beside theirs only where both ran with the same values
+AUTHORS_PARAMETER_NAMES = {"alpha": "alpha", "l2": "_lambda", "learning_rate": "learning_rate"}
+
+
+def same_parameters(spec, theirs: dict) -> bool:
+    """Our run ``spec`` has the values of ``theirs`` (the parameters their class was given) for every parameter
+    both have (:data:`AUTHORS_PARAMETER_NAMES`; ours from the spec, else the algorithm's default)."""
+    from ...rankers import algorithm_parameters
+
+    ours = {**algorithm_parameters(spec.algorithm), **spec.params}
+    return all(float(ours[mine]) == float(theirs[name]) for mine, name in AUTHORS_PARAMETER_NAMES.items()
+               if mine in ours and name in theirs)
+
+
+def authors_code_specs(profile: str, their_runs: pd.DataFrame, seeds: int | None = None) -> list:
+    """The runs of ours to set beside the authors' code's stored runs (``their_runs``: the results file's rows,
+    with their ``params``): the claims' `code` configuration on MQ2008 (:func:`experiments`), of the algorithms,
+    folds and horizon their runs have, with their parameter values (PairRank's alpha and lambda, PDGD's rate)."""
+    theirs = {row.algorithm: row.params for row in their_runs.itertuples() if isinstance(row.params, dict)}
+    return [spec for spec in experiments(profile, "code", ["mq2008"], seeds)["main"]
+            if spec.algorithm in theirs and spec.rounds in set(their_runs["impressions"])
+            and spec.fold in set(their_runs["fold"]) and same_parameters(spec, theirs[spec.algorithm])]
+
+
 THEORY_ALPHA = 0.1      # the theory page's tuned constant (the theoretical alpha_t keeps nearly every pair uncertain)
 THEORY_PAIRING = "shuffled"     # the pairing under which assumption O can hold (adjacent pairs never form some pairs)
 THEORY_CONTROL = "epsilon_greedy"   # the negative controls: constant epsilon, so linear regret
