@@ -160,15 +160,19 @@ def versions(python: str) -> str:
     code = ("import sys, importlib.util as u; names = ['numpy', 'scipy', 'sympy', 'networkx']; "
             "print(sys.version.split()[0], *[__import__(n).__version__ if u.find_spec(n) else '-' for n in names])")
     found = subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.split()
-    return f"Python {found[0]} / " + " / ".join(f"{n} {v}" for n, v in zip(["numpy", "scipy", "sympy", "networkx"],
-                                                                             found[1:])) if found else "Python ?"
+    pairs = [f"{n} {v}" for n, v in zip(["numpy", "scipy", "sympy", "networkx"], found[1:]) if v != "-"]
+    return " / ".join([f"Python {found[0]}", *pairs]) if found else "Python ?"
 
 
 def provenance(root: Path, commit: str, python: str, impressions: int, experiment: Experiment = EXPERIMENTS["dsp"],
-               shims: dict = SHIMS) -> dict:
-    """Where the numbers come from: repository, commit, command, protocol, shims, date, machine."""
+               shims: dict = SHIMS, overrides: dict | None = None) -> dict:
+    """Where the numbers come from: repository, commit, command, protocol (with ``--set``'s overrides), shims,
+    date, machine."""
+    changed = "; ".join(f"{k}={json.dumps(v)}" for k, v in (overrides or {}).items())
+    protocol = experiment.protocol.format(impressions=impressions) + (
+        f"; set for these runs: {changed} (each run keeps its parameters)" if changed else "")
     return {"repository": experiment.repository, "commit": commit, "command": shlex.join(["python", *sys.argv]),
-            "protocol": experiment.protocol.format(impressions=impressions), "shims": shims,
+            "protocol": protocol, "shims": shims,
             "date": datetime.date.today().isoformat(),
             "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} cores, {versions(python)}",
             "runs": []}
@@ -180,7 +184,7 @@ def run(args) -> dict:
     python = args.python or os.environ.get("OLR_REFERENCE_PYTHON") or sys.executable
     out = Path(args.out)
     record = validate(json.loads(out.read_text())) if out.exists() else provenance(
-        root, checkout_commit(root, args.commit), python, args.impressions, experiment, shims_of(experiment))
+        root, checkout_commit(root, args.commit), python, args.impressions, experiment, shims_of(experiment), args.set)
     record["note"] = args.note or record.get("note", "")
     done = {run_key(r) for r in record["runs"]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -203,8 +207,8 @@ def run(args) -> dict:
 
 def shims_of(experiment: Experiment) -> dict:
     """The shims that act on this experiment's code: the NSGD ones (``maxint``, ``nullspace_rows``) only on DSP's."""
-    nsgd_only = () if any("NSGD" in name for _, name, _ in experiment.rankers.values()) else ("maxint", "nullspace_rows")
-    return {name: why for name, why in SHIMS.items() if name not in nsgd_only}
+    has_nsgd = any("NSGD" in name for _, name, _ in experiment.rankers.values())
+    return {name: why for name, why in SHIMS.items() if has_nsgd or name not in ("maxint", "nullspace_rows")}
 
 
 def parsed(argv: list[str] | None = None) -> argparse.Namespace:

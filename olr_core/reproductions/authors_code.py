@@ -176,8 +176,9 @@ def shown_cells(cells: pd.DataFrame, paper_text: str = "") -> pd.DataFrame:
     differences = [estimate_text(d, lo, hi) if np.isfinite(d) else ""
                    for d, lo, hi in zip(*(cells.get(c, pd.Series(np.nan, index=cells.index))
                                           for c in ("difference", "low", "high")))]
+    theirs = with_runs(cells["theirs"], cells["their_sd"], cells["their_runs"])
     return pd.DataFrame({"user": cells["click_model"], "algorithm": cells["algorithm"].map(name_of),
-                         "paper": paper, "their_code": with_runs(cells["theirs"], cells["their_sd"], cells["their_runs"]),
+                         "paper": paper, "their_code": theirs,
                          "ours": with_runs(*ours), "ours_minus_theirs": differences,
                          "gap": cells["needs_explanation"].map({True: "line below", False: ""})})
 

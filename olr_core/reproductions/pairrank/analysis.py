@@ -242,11 +242,12 @@ def authors_code_view(metric: str, profile: str, seeds: int | None, store: Resul
     paper = pd.DataFrame(columns=["algorithm", "click_model", "paper_mean", "paper_sd"])
     cells = authors_code.all_cells(ours, theirs, paper, metric)
     lines = authors_code.gap_lines(cells, AUTHORS_CODE_NOTES.get(metric, {}), AUTHORS_CODE_OPEN)
+    compared = int(cells["ours_runs"].sum()) if "ours_runs" in cells else 0
     horizons = ", ".join(f"{h:,}" for h in sorted(set(theirs["impressions"])))
     ours_text = (f"Ours: the `code` configuration's runs of the claims in this build's profile ({profile}), read from "
-                 f"the results store and never computed here; {len(ours)} of them match their runs' horizon "
+                 f"the results store and never computed here; {compared} of them match their runs' cells, horizon "
                  f"({horizons} rounds), fold and parameters."
-                 + ("" if len(ours) else " The paper-scale store holds them once PairRank's paper-scale runs are "
+                 + ("" if compared else " The paper-scale store holds them once PairRank's paper-scale runs are "
                                          "done; a build with a shorter horizon has none to set beside theirs."))
     return AuthorsCodeView(cells, authors_code.shown_cells(cells, PAPER_ON_MQ2008), lines,
                            ours_text + " " + authors_code.provenance_text(provenance, len(theirs)))
