@@ -60,6 +60,11 @@ def test_a_corrupt_file_is_refused_in_one_line(tmp_path, corrupt, says):
     assert says in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_missing_file_is_refused_in_one_line(tmp_path):
+    with pytest.raises(AuthorsCodeFileError, match="no such file"):
+        load_runs(tmp_path / "absent.json")
+
+
 def test_a_file_that_is_not_json_is_refused(tmp_path):
     path = tmp_path / "cut.json"
     path.write_text(json.dumps(GOOD)[:-20])

@@ -70,6 +70,8 @@ def load_runs(path: str | Path) -> tuple[dict, pd.DataFrame]:
     """(provenance without the runs, one row per run) of a results file; AuthorsCodeFileError if unusable."""
     try:
         record = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise AuthorsCodeFileError(f"{path}: no such file (benchmarks/authors_code.py writes it)") from None
     except json.JSONDecodeError as err:
         raise AuthorsCodeFileError(f"{path}: not JSON ({err.msg} at line {err.lineno})") from None
     try:

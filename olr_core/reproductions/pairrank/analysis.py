@@ -228,26 +228,28 @@ class AuthorsCodeView:
 
 
 def authors_code_view(metric: str, profile: str, seeds: int | None, store: ResultStore, data_dir=None,
-                      results=None) -> AuthorsCodeView:
+                      results=None, compute=None) -> AuthorsCodeView:
     """yilingjia/PairRank's stored runs (``results``, default the chapter's file) beside ours in the claims'
     `code` configuration on MQ2008 with the same horizon, folds and parameters (:func:`experiments.
-    authors_code_specs`), read from ``store`` only; ``metric``: ``online`` or ``offline``."""
+    authors_code_specs`); ``compute(specs)`` runs those missing from ``store`` (the claims' own runs, so a build
+    computes them once), else only stored ones are read. ``metric``: ``online`` or ``offline``."""
     from ...data import available
     from .. import authors_code
     from .experiments import authors_code_specs
 
     provenance, theirs = authors_code.load_runs(results or authors_code.PAIRRANK_RESULTS)
     specs = authors_code_specs(profile, theirs, seeds) if available([], ["mq2008"], data_dir) else []
+    if compute is not None and specs:
+        compute(specs)
     ours = authors_code.stored_runs(specs, store, data_dir)
     paper = pd.DataFrame(columns=["algorithm", "click_model", "paper_mean", "paper_sd"])
     cells = authors_code.all_cells(ours, theirs, paper, metric)
     lines = authors_code.gap_lines(cells, AUTHORS_CODE_NOTES.get(metric, {}), AUTHORS_CODE_OPEN)
     compared = int(cells["ours_runs"].sum()) if "ours_runs" in cells else 0
     horizons = ", ".join(f"{h:,}" for h in sorted(set(theirs["impressions"])))
-    ours_text = (f"Ours: the `code` configuration's runs of the claims in this build's profile ({profile}), read from "
-                 f"the results store and never computed here; {compared} of them match their runs' cells, horizon "
-                 f"({horizons} rounds), fold and parameters."
-                 + ("" if compared else " The paper-scale store holds them once PairRank's paper-scale runs are "
-                                         "done; a build with a shorter horizon has none to set beside theirs."))
+    ours_text = (f"Ours: the claims' `code` configuration in this build's profile ({profile}); {compared} of its "
+                 f"runs match their runs' cells, horizon ({horizons} rounds), fold and parameters."
+                 + ("" if compared else " A profile with another horizon (or another tuned alpha) has none to set "
+                                         "beside theirs; the paper profile runs them."))
     return AuthorsCodeView(cells, authors_code.shown_cells(cells, PAPER_ON_MQ2008), lines,
                            ours_text + " " + authors_code.provenance_text(provenance, len(theirs)))
