@@ -227,21 +227,26 @@ class AuthorsCodeView:
     source: str
 
 
-def authors_code_view(metric: str, profile: str, seeds: int | None, store: ResultStore, data_dir=None,
-                      results=None, compute=None) -> AuthorsCodeView:
-    """yilingjia/PairRank's stored runs (``results``, default the chapter's file) beside ours in the claims'
-    `code` configuration on MQ2008 with the same horizon, folds and parameters (:func:`experiments.
-    authors_code_specs`); ``compute(specs)`` runs those missing from ``store`` (the claims' own runs, so a build
-    computes them once), else only stored ones are read. ``metric``: ``online`` or ``offline``."""
+def authors_code_specs(profile: str, seeds: int | None, data_dir=None, results=None) -> list:
+    """Our runs to set beside yilingjia/PairRank's stored runs (``results``, default the chapter's file): the
+    claims' `code` configuration on MQ2008 with their horizon, folds and parameters
+    (:func:`experiments.authors_code_specs`); [] without MQ2008 or without such runs in ``profile``."""
     from ...data import available
     from .. import authors_code
-    from .experiments import authors_code_specs
+    from .experiments import authors_code_specs as specs_beside
+
+    _, theirs = authors_code.load_runs(results or authors_code.PAIRRANK_RESULTS)
+    return specs_beside(profile, theirs, seeds) if available([], ["mq2008"], data_dir) else []
+
+
+def authors_code_view(metric: str, profile: str, seeds: int | None, store: ResultStore, data_dir=None,
+                      results=None) -> AuthorsCodeView:
+    """yilingjia/PairRank's stored runs (``results``, default the chapter's file) beside those of ours in
+    :func:`authors_code_specs` that ``store`` holds (nothing is computed); ``metric``: ``online`` or ``offline``."""
+    from .. import authors_code
 
     provenance, theirs = authors_code.load_runs(results or authors_code.PAIRRANK_RESULTS)
-    specs = authors_code_specs(profile, theirs, seeds) if available([], ["mq2008"], data_dir) else []
-    if compute is not None and specs:
-        compute(specs)
-    ours = authors_code.stored_runs(specs, store, data_dir)
+    ours = authors_code.stored_runs(authors_code_specs(profile, seeds, data_dir, results), store, data_dir)
     paper = pd.DataFrame(columns=["algorithm", "click_model", "paper_mean", "paper_sd"])
     cells = authors_code.all_cells(ours, theirs, paper, metric)
     lines = authors_code.gap_lines(cells, AUTHORS_CODE_NOTES.get(metric, {}), AUTHORS_CODE_OPEN)
