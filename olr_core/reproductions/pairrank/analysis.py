@@ -255,6 +255,7 @@ def authors_code_view(metric: str, profile: str, seeds: int | None, store: Resul
     ours_text = (f"Ours: the claims' `code` configuration in this build's profile ({profile}); {compared} of its "
                  f"runs match their runs' cells, horizon ({horizons} rounds), fold and parameters."
                  + ("" if compared else " A profile with another horizon (or another tuned alpha) has none to set "
-                                         "beside theirs; the paper profile runs them."))
+                                         "beside theirs; the paper profile runs them.")
+                 if len(theirs) else "No run of their code is stored yet, so nothing of ours is set beside it.")
     return AuthorsCodeView(cells, authors_code.shown_cells(cells, PAPER_ON_MQ2008), lines,
                            ours_text + " " + authors_code.provenance_text(provenance, len(theirs)))
