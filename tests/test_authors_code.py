@@ -187,6 +187,18 @@ def test_fidelity_compares_only_the_folds_their_runs_cover():
 PAIRRANK_STORED = REPO / "olr_core" / "reproductions" / "pairrank" / "authors_code.json"
 
 
+def _pairrank_file(tmp_path, seeds=3) -> Path:
+    """The stored PairRank file's provenance with constructed runs of PairRank_C and PDGD in its format."""
+    record = json.loads(PAIRRANK_STORED.read_text())
+    params = {"pairrank_c": {"alpha": 0.01, "_lambda": 0.1, "rank": "certain"}, "pdgd": {"learning_rate": 0.1}}
+    record["runs"] = [{**_run(algorithm, user, 1, seed, 300.0 + seed, 0.6 + 0.01 * seed), "impressions": 5000,
+                       "params": params[algorithm]}
+                      for algorithm in params for user in ("perfect", "navigational") for seed in range(seeds)]
+    path = tmp_path / "pairrank.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
 @pytest.fixture
 def driver(monkeypatch):
     """benchmarks/authors_code.py, imported as the script imports its neighbours."""
@@ -228,7 +240,7 @@ def test_a_checkout_of_the_wrong_repository_is_refused_by_name(driver, tmp_path)
 
 
 def test_a_corrupt_pairrank_file_is_refused_in_one_line(tmp_path):
-    record = json.loads(PAIRRANK_STORED.read_text())
+    record = json.loads(_pairrank_file(tmp_path).read_text())
     record["runs"][0]["offline"] = "high"
     path = tmp_path / "pairrank.json"
     path.write_text(json.dumps(record))
@@ -240,15 +252,18 @@ def test_a_corrupt_pairrank_file_is_refused_in_one_line(tmp_path):
 def test_the_stored_pairrank_results_are_valid_with_provenance_and_parameters():
     provenance, runs = load_runs(PAIRRANK_STORED)
     assert provenance["repository"] == "yilingjia/PairRank" and len(provenance["commit"]) == 40
-    assert {"seed", "numpy_aliases", "data_path"} <= set(provenance["shims"]) and provenance["note"]
-    assert "pairrank_c" in set(runs["algorithm"]) and (runs["impressions"] == 5000).all() and (runs["fold"] == 1).all()
+    assert {"seed", "numpy_aliases", "data_path"} <= set(provenance["shims"]) and "--paper pairrank" in \
+        provenance["command"]
+    assert "CPU seconds" in provenance["note"]                       # what was run, and what a run costs
+    assert set(runs["algorithm"]) <= {"pairrank_c", "pairrank_r", "pdgd"}
+    assert (runs["impressions"] == 5000).all() and (runs["fold"] == 1).all()
     assert runs["offline"].between(0, 1).all() and runs["online"].between(0, 1 / (1 - 0.9995)).all()
     assert all(p["rank"] == {"pairrank_c": "certain", "pairrank_r": "random"}[a]
                for a, p in zip(runs["algorithm"], runs["params"]) if a != "pdgd")
 
 
-def test_fidelity_rows_of_the_pairrank_file_cover_every_cell_theirs_ran():
-    _, theirs = load_runs(PAIRRANK_STORED)
+def test_fidelity_rows_of_a_pairrank_file_cover_every_cell_theirs_ran(tmp_path):
+    _, theirs = load_runs(_pairrank_file(tmp_path))
     ours = pd.concat([theirs.assign(offline=theirs["offline"] + 0.05 + jitter) for jitter in (-0.001, 0.001)])
     cells = all_cells(ours, theirs, pd.DataFrame(columns=["algorithm", "click_model", "paper_mean", "paper_sd"]),
                       "offline")                                      # ours 0.05 above theirs, run for run
@@ -292,7 +307,11 @@ def test_the_pairrank_view_reads_ours_from_the_store_only(tmp_path):
     from olr_core.experiments import ResultStore
     from olr_core.reproductions.pairrank.analysis import PAPER_ON_MQ2008, authors_code_view
 
-    view = authors_code_view("offline", "quick", None, ResultStore(tmp_path / "empty"))
-    assert len(view.shown) == len(view.cells) > 0 and not view.lines
+    empty_store = ResultStore(tmp_path / "empty")
+    view = authors_code_view("offline", "quick", None, empty_store, results=_pairrank_file(tmp_path))
+    assert len(view.shown) == len(view.cells) == 4 and not view.lines
     assert (view.shown["ours"] == "not stored here").all() and (view.shown["paper"] == PAPER_ON_MQ2008).all()
     assert "(quick)" in view.source and "yilingjia/PairRank" in view.source and not (tmp_path / "empty").exists()
+    assert "0 of its runs match" in view.source and "12 runs stored" in view.source
+    empty = authors_code_view("offline", "quick", None, empty_store, results=PAIRRANK_STORED)
+    assert len(empty.shown) == len(load_runs(PAIRRANK_STORED)[1].groupby(["click_model", "algorithm"]).size())
