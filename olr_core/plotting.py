@@ -78,8 +78,10 @@ NEUTRAL_FILLS = ["#3d3d3d", "#8c8c8c", "#cfcfcf", "#666666", "#b0b0b0"]   # non-
 # the users of the click-model literature (robustness, click models). Black and greys only, each with a line style
 # and a marker of its own, so that no two users differ by colour alone (tests/test_plotting.py).
 USER_STYLES = {user: NEUTRAL_STYLES[i] for i, user in enumerate(("perfect", "navigational", "informational"))}
-USER_STYLES |= {"dbn": {"color": "#000000", "linestyle": "-."}, "ccm": {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT},
-                "pbm": {"color": "#8c8c8c", "linestyle": "-"}, "ubm": {"color": "#000000", "linestyle": (0, (1, 1))},
+USER_STYLES |= {"dbn": {"color": "#000000", "linestyle": "-."},
+                "ccm": {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT},
+                "pbm": {"color": "#8c8c8c", "linestyle": "-"},
+                "ubm": {"color": "#000000", "linestyle": (0, (1, 1))},
                 "trust_bias": {"color": "#5a5a5a", "linestyle": (0, (8, 2))},
                 "navigational+noise": {"color": "#8c8c8c", "linestyle": "-."}}
 USER_MARKERS = {"perfect": "o", "navigational": "s", "informational": "^", "dbn": "D", "ccm": "v", "pbm": "P",
