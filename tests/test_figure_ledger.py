@@ -150,11 +150,15 @@ def test_without_a_figure_ledger_a_page_gets_its_own_frame_back():
     assert figure_ledger.paper_scale("page_x", frame, "quick", specs=specs()) is frame
 
 
-def test_at_the_quick_profile_the_ledger_frame_comes_back_with_its_caption(capsys):
+def test_at_the_quick_profile_the_ledger_frame_comes_back_with_its_caption(monkeypatch):
+    shown_text = []
+    monkeypatch.setattr("IPython.display.display", lambda item: shown_text.append(item.data))
     runs = specs(seeds=15)
     write(curves(runs, step=0.02), runs)
     shown = figure_ledger.paper_scale("page_x", curves(specs(seeds=1), seed=3), "quick", specs=specs(seeds=1),
                                       rounds=1000)
-    assert "value:n" in shown and set(shown["value:n"]) == {15}
+    assert "value:n" in shown and set(shown["value:n"]) == {15}, shown_text
     note = figure_ledger.caption_note(shown)
     assert "figure ledger" in note and "15 runs per cell" in note and "1,000 rounds" in note
+    assert any("**agrees**" in text for text in shown_text)                 # the smoke line
+    assert any("olr-figure" in text and "Smoke check" in text for text in shown_text)   # and its panel

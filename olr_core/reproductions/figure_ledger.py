@@ -188,7 +188,8 @@ def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str]) ->
     if len(out):
         combined = np.hypot(out["quick_sd"].fillna(out["paper_sd"]) / np.sqrt(out["quick_n"]),
                             out["paper_sd"].fillna(0) / np.sqrt(out["paper_n"]))
-        out["agrees"] = (out["quick_mean"] - out["paper_mean"]).abs() <= SE_RULE * combined
+        out["allowed"] = SE_RULE * combined
+        out["agrees"] = (out["quick_mean"] - out["paper_mean"]).abs() <= out["allowed"]
     return out
 
 
@@ -205,13 +206,15 @@ def _compared(quick: pd.DataFrame, paper: pd.DataFrame, metric: str) -> pd.DataF
     return both.reset_index().assign(metric=metric)
 
 
-def cell_names(frame: pd.DataFrame) -> pd.Series:
-    """Each row's cell as text ("mgd / synth-mq / navigational / 0.5"), alike for this build's and the ledger's."""
+def cell_names(frame: pd.DataFrame, without=("label", "round")) -> pd.Series:
+    """Each row's cell as text ("mgd / synth-mq / navigational / 0.5"), alike for this build's and the ledger's;
+    without the label (a tuned parameter may differ between profiles) and the round."""
     def text(value):
         if value is None or (isinstance(value, float) and np.isnan(value)):
             return ""
         return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
-    return frame[cell_columns(frame)].apply(lambda column: column.map(text)).agg(" / ".join, axis=1)
+    columns = sorted(c for c in cell_columns(frame) if c not in without)     # (a written ledger sorts its columns)
+    return frame[columns].apply(lambda column: column.map(text)).agg(" / ".join, axis=1)
 
 
 def smoke_line(checked: pd.DataFrame, quick_rounds) -> str:
@@ -229,9 +232,36 @@ def smoke_line(checked: pd.DataFrame, quick_rounds) -> str:
             f"{int(checked['agrees'].sum())} of {len(checked)} cells ({rule})" + (f"; off: {named}" if named else "") + ".")
 
 
+def smoke_figure(checked: pd.DataFrame):
+    """The smoke check as a small panel: per cell, this build's mean against the ledger's, with the interval the
+    rule allows around the diagonal (a cross where the cell disagrees)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(set(checked["metric"])), figsize=(3.4 * checked["metric"].nunique(), 3.0),
+                             squeeze=False, layout="constrained")
+    for ax, (metric, part) in zip(axes[0], checked.groupby("metric", sort=False)):
+        for agrees, marker, name in ((True, "o", "agrees"), (False, "x", "disagrees")):
+            cells = part[part["agrees"] == agrees]
+            if len(cells):
+                ax.errorbar(cells["paper_mean"], cells["quick_mean"], yerr=cells["allowed"], fmt=marker, ms=4,
+                            capsize=2, label=f"{name} ({len(cells)})")
+        ends = [part[["paper_mean", "quick_mean"]].min().min(), part[["paper_mean", "quick_mean"]].max().max()]
+        ax.plot(ends, ends, color="dimgrey", linewidth=0.8)
+        ax.set(xlabel=f"paper scale ({metric})", ylabel="this build")
+        ax.legend(fontsize=8)
+    return fig
+
+
 def caption_note(frame: pd.DataFrame) -> str:
     """The sentence a caption adds where ``frame`` came from the figure ledger (:func:`paper_scale`), else ""."""
     return frame.attrs.get("scale_note", "")
+
+
+def caption(frame: pd.DataFrame, own: str, title: str) -> str:
+    """A table's caption: ``own`` (this build's run sizes) where ``frame`` is this build's, else ``title`` and
+    :func:`caption_note`."""
+    note = caption_note(frame)
+    return f"{title}.{note}" if note else own
 
 
 def _scale_note(book: dict, entry: dict) -> str:
@@ -260,6 +290,8 @@ def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figur
     ``value``), and the staleness note; else ``frame`` itself."""
     from IPython.display import Markdown, display
 
+    from ..plotting import show_figure
+
     if profile == "paper":
         try:
             old = read_figures(page)
@@ -276,6 +308,11 @@ def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figur
         return frame
     entry = book["parts"][part]
     paper = _frame(entry["columns"])
+    missing = sorted(set(cell_names(frame)) - set(cell_names(paper)))
+    if missing:
+        display(Markdown(f"The figure ledger ({figure_path(page).name}, {part}) has no cell {missing[0]} of this "
+                         f"build's runs ({len(missing)} missing): shown from this build's runs."))
+        return frame
     metrics = metrics or ["value"]
     comparable = entry["kind"] == "curves" or rounds == entry["horizon"]
     checked = smoke_check(frame, paper, metrics) if comparable else pd.DataFrame()
@@ -284,5 +321,9 @@ def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figur
              f"{entry['horizon']:,} (the final values of other horizons differ by design).",
              stale_note(page, book, data_dir)]
     display(Markdown("\n\n".join(line for line in lines if line)))
+    if len(checked):
+        show_figure(smoke_figure(checked), "Smoke check: each cell's mean from this build's quick runs (vertical) "
+                    "against the figure ledger's at the paper's scale (horizontal), with the interval the rule allows "
+                    f"({SE_RULE} standard errors combined); on the grey diagonal the two agree exactly.")
     paper.attrs["scale_note"] = _scale_note(book, entry)
     return paper
