@@ -90,16 +90,19 @@ def is_curves(frame: pd.DataFrame) -> bool:
     return {"round", "value"} <= set(frame.columns)
 
 
-def cell_columns(frame: pd.DataFrame) -> list[str]:
-    """The columns naming a cell: every column but the runs' fold and seed, the values and the run results."""
+def cell_columns(frame: pd.DataFrame, cells: list[str] | None = None) -> list[str]:
+    """The columns naming a cell: ``cells`` (with the round of a curve) where given, else every column but the
+    runs' fold and seed, the values and the run results."""
+    if cells is not None:
+        return [c for c in [*cells, "round"] if c in frame and (c != "round" or is_curves(frame) or "value:n" in frame)]
     skip = {*RUN_COLUMNS, "value", "value:std", "value:n", *RESULT_COLUMNS}
     return [c for c in frame.columns if c not in skip and ":" not in c]
 
 
-def curve_summary(frame: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
+def curve_summary(frame: pd.DataFrame, max_points: int = MAX_POINTS, cells: list[str] | None = None) -> pd.DataFrame:
     """Per cell and kept round (:func:`decimated`): ``value`` (the mean over runs), ``value:std`` and ``value:n``."""
     kept = frame[frame["round"].isin(decimated(frame["round"], max_points))]
-    grouped = kept.groupby(cell_columns(kept), sort=False, dropna=False)["value"]
+    grouped = kept.groupby(cell_columns(kept, cells), sort=False, dropna=False)["value"]
     return grouped.agg(**{"value": "mean", "value:std": "std", "value:n": "count"}).reset_index()
 
 
@@ -128,12 +131,13 @@ def _described(spec: RunSpec) -> dict:
     return {k: v for k, v in canonical.items() if k not in ("version", "code", "plugin", "user_plugin")}
 
 
-def part_entry(frame: pd.DataFrame, specs, rounds: int | None, data_dir=None) -> dict:
+def part_entry(frame: pd.DataFrame, specs, rounds: int | None, data_dir=None, cells: list[str] | None = None) -> dict:
     """One part of a figure ledger: its kind, horizon, runs and data (curves summarised, a table's runs kept)."""
     kind = "curves" if is_curves(frame) else "table"
-    data = curve_summary(frame) if kind == "curves" else frame
+    data = curve_summary(frame, cells=cells) if kind == "curves" else frame
     horizon = rounds if rounds is not None else (int(frame["round"].max()) if kind == "curves" else None)
-    return {"kind": kind, "horizon": horizon, "runs": described_runs(specs, data_dir), "columns": _columns(data)}
+    return {"kind": kind, "horizon": horizon, "cells": cells, "runs": described_runs(specs, data_dir),
+            "columns": _columns(data)}
 
 
 def with_part(book: dict | None, page: str, profile: str, part: str, entry: dict) -> dict:
@@ -172,7 +176,8 @@ def stale_note(page: str, book: dict, data_dir=None) -> str:
             f"refresh with `{refresh_command(page)}`")
 
 
-def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], cells: list[str] | None = None
+                ) -> pd.DataFrame:
     """This build's runs against the ledger's, per cell they share and metric: each side's mean, standard error
     and runs, and ``agrees``: |quick mean - paper mean| <= :data:`SE_RULE` x sqrt(se_quick^2 + se_paper^2), a
     quick cell of one run taking the paper's s.d. Curves are compared at the last round both frames have."""
@@ -182,7 +187,7 @@ def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str]) ->
             return pd.DataFrame()
         at = max(common)
         quick, paper = quick[quick["round"] == at], paper[paper["round"] == at]
-    out = pd.concat([_compared(quick, paper, metric) for metric in metrics], ignore_index=True)
+    out = pd.concat([_compared(quick, paper, metric, cells) for metric in metrics], ignore_index=True)
     if is_curves(quick):
         out["round"] = at
     if len(out):
@@ -193,27 +198,27 @@ def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str]) ->
     return out
 
 
-def _compared(quick: pd.DataFrame, paper: pd.DataFrame, metric: str) -> pd.DataFrame:
+def _compared(quick: pd.DataFrame, paper: pd.DataFrame, metric: str, cells: list[str] | None) -> pd.DataFrame:
     """Per cell both frames have: each side's mean, s.d. and n of ``metric`` (a curve's ``value``)."""
     def stats(frame, side):
-        cells = cell_names(frame)
+        names = cell_names(frame, cells)
         if f"{metric}:n" in frame:                     # a curve summary: one row a cell already
-            return pd.DataFrame({"cell": cells, f"{side}_mean": frame[metric], f"{side}_sd": frame[f"{metric}:std"],
+            return pd.DataFrame({"cell": names, f"{side}_mean": frame[metric], f"{side}_sd": frame[f"{metric}:std"],
                                  f"{side}_n": frame[f"{metric}:n"]}).groupby("cell").first()
-        return frame.assign(cell=cells).groupby("cell")[metric].agg(
+        return frame.assign(cell=names).groupby("cell")[metric].agg(
             **{f"{side}_mean": "mean", f"{side}_sd": "std", f"{side}_n": "count"})
     both = stats(quick, "quick").join(stats(paper, "paper"), how="inner")
     return both.reset_index().assign(metric=metric)
 
 
-def cell_names(frame: pd.DataFrame, without=("label", "round")) -> pd.Series:
+def cell_names(frame: pd.DataFrame, cells: list[str] | None = None, without=("label", "round")) -> pd.Series:
     """Each row's cell as text ("mgd / synth-mq / navigational / 0.5"), alike for this build's and the ledger's;
     without the label (a tuned parameter may differ between profiles) and the round."""
     def text(value):
         if value is None or (isinstance(value, float) and np.isnan(value)):
             return ""
         return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
-    columns = sorted(c for c in cell_columns(frame) if c not in without)     # (a written ledger sorts its columns)
+    columns = sorted(c for c in cell_columns(frame, cells) if c not in without)     # (a written ledger sorts its columns)
     return frame[columns].apply(lambda column: column.map(text)).agg(" / ".join, axis=1)
 
 
@@ -276,15 +281,17 @@ def _per_cell(entry: dict) -> str:
     if entry["kind"] == "curves":
         counts = frame["value:n"]
     else:
-        counts = frame.groupby(cell_columns(frame), dropna=False).size()
+        counts = frame.groupby(cell_columns(frame, entry.get("cells")), dropna=False).size()
     low, high = int(counts.min()), int(counts.max())
     return f"{low}" if low == high else f"{low}-{high}"
 
 
 def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figure", specs=(),
-                rounds: int | None = None, metrics: list[str] | None = None, data_dir=None) -> pd.DataFrame:
+                rounds: int | None = None, metrics: list[str] | None = None, cells: list[str] | None = None,
+                data_dir=None) -> pd.DataFrame:
     """The frame a page draws its figure or table from. At the paper profile: ``frame`` (its runs ``specs``,
-    horizon ``rounds``) is written to the page's figure ledger as ``part`` and returned. Elsewhere, where the
+    horizon ``rounds``; ``cells``: the columns naming a cell where not every column but the runs' and the results')
+    is written to the page's figure ledger as ``part`` and returned. Elsewhere, where the
     ledger has the part: the ledger's frame (curves summarised, see :func:`curve_summary`; its ``attrs`` carry
     :func:`caption_note`), after showing the smoke check of ``frame`` against it on ``metrics`` (a curve's
     ``value``), and the staleness note; else ``frame`` itself."""
@@ -297,7 +304,7 @@ def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figur
             old = read_figures(page)
         except LedgerError:
             old = None                                   # remade whole below
-        write_figures(with_part(old, page, profile, part, part_entry(frame, specs, rounds, data_dir)))
+        write_figures(with_part(old, page, profile, part, part_entry(frame, specs, rounds, data_dir, cells)))
         return frame
     try:
         book = read_figures(page)
@@ -308,14 +315,15 @@ def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figur
         return frame
     entry = book["parts"][part]
     paper = _frame(entry["columns"])
-    missing = sorted(set(cell_names(frame)) - set(cell_names(paper)))
+    cells = entry.get("cells")
+    missing = sorted(set(cell_names(frame, cells)) - set(cell_names(paper, cells)))
     if missing:
         display(Markdown(f"The figure ledger ({figure_path(page).name}, {part}) has no cell {missing[0]} of this "
                          f"build's runs ({len(missing)} missing): shown from this build's runs."))
         return frame
     metrics = metrics or ["value"]
     comparable = entry["kind"] == "curves" or rounds == entry["horizon"]
-    checked = smoke_check(frame, paper, metrics) if comparable else pd.DataFrame()
+    checked = smoke_check(frame, paper, metrics, cells) if comparable else pd.DataFrame()
     lines = [smoke_line(checked, rounds) if comparable else
              f"Smoke check: not compared, this build's runs end at {rounds:,} rounds and the ledger's at "
              f"{entry['horizon']:,} (the final values of other horizons differ by design).",
