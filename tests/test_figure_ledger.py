@@ -162,3 +162,26 @@ def test_at_the_quick_profile_the_ledger_frame_comes_back_with_its_caption(monke
     assert "figure ledger" in note and "15 runs per cell" in note and "1,000 rounds" in note
     assert any("**agrees**" in text for text in shown_text)                 # the smoke line
     assert any("olr-figure" in text and "Smoke check" in text for text in shown_text)   # and its panel
+
+
+def test_a_page_draws_its_headline_from_the_figure_ledger_with_the_quick_runs_as_smoke_check(tmp_path, monkeypatch):
+    """dsp_figure2 executed at the paper profile writes its figure ledger; executed again at another profile it
+    draws from it, says so in the caption and checks this build's runs against it."""
+    import shutil
+
+    from olr_core.cli import main
+
+    root = figure_ledger.Path(__file__).resolve().parents[1]
+    shutil.copy(root / "_config.yml", tmp_path / "_config.yml")
+    shutil.copytree(root / "notebooks", tmp_path / "notebooks")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OLR_RESULTS_DIR", str(tmp_path / "results"))
+    small = ["--only", "dsp_figure2", "-p", "rounds=40", "-p", "real_datasets=[]", "-p", "folds=[1]",
+             "-p", "configs=['text']", "-p", "jobs=1", "--no-build"]
+    assert main(["book", "--profile", "paper", "-p", "seeds=2", *small]) == 0
+    book = figure_ledger.read_figures("dsp_figure2")
+    assert book["profile"] == "paper" and len(book["parts"]["figure"]["runs"]) == 6 * 3 * 2
+    assert main(["book", "--profile", "quick", "-p", "seeds=1", *small]) == 0
+    page = (tmp_path / "book" / "generated" / "dsp_figure2.ipynb").read_text()
+    assert "Drawn from the figure ledger (paper profile, 2 runs per cell, horizon 40 rounds" in page
+    assert "Smoke check: **agrees**" in page

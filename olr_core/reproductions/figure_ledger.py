@@ -194,7 +194,7 @@ def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], ce
         combined = np.hypot(out["quick_sd"].fillna(out["paper_sd"]) / np.sqrt(out["quick_n"]),
                             out["paper_sd"].fillna(0) / np.sqrt(out["paper_n"]))
         out["allowed"] = SE_RULE * combined
-        out["agrees"] = (out["quick_mean"] - out["paper_mean"]).abs() <= out["allowed"]
+        out["agrees"] = (out["quick_mean"] - out["paper_mean"]).abs() <= out["allowed"].fillna(0)   # (one run each)
     return out
 
 
@@ -233,7 +233,7 @@ def smoke_line(checked: pd.DataFrame, quick_rounds) -> str:
     verdict = "agrees" if off.empty else "disagrees"
     named = "; ".join(f"{r.cell} ({r.metric}: {r.quick_mean:.4g} against {r.paper_mean:.4g})"
                       for r in off.head(3).itertuples())
-    return (f"Smoke check: this build's quick runs **{verdict}** with the paper-scale ledger {where} in "
+    return (f"Smoke check: **{verdict}**. This build's quick runs agree with the paper-scale ledger {where} in "
             f"{int(checked['agrees'].sum())} of {len(checked)} cells ({rule})" + (f"; off: {named}" if named else "") + ".")
 
 
