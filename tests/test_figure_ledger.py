@@ -26,9 +26,11 @@ def specs(seeds=3):
             for s in range(seeds)]
 
 
-def curves(runs, rounds=np.arange(10, 1001, 10), level=0.5, step=0.01, seed=0):
-    """A curve frame as curve_frame gives it: per run and round a value about ``level`` with noise ``step``."""
+def curves(runs, rounds=None, level=0.5, step=0.01, seed=0):
+    """A curve frame as curve_frame gives it: per run and round (10, 20, ..., 1000 by default) a value about
+    ``level`` with noise ``step``."""
     rng = np.random.default_rng(seed)
+    rounds = np.arange(10, 1001, 10) if rounds is None else rounds
     rows = [pd.DataFrame({"algorithm": s.algorithm, "label": s.label(), "dataset": s.dataset, "fold": s.fold,
                           "click_model": s.click_model, "stop_rule": s.stop_rule, "seed": s.seed, "round": rounds,
                           "value": level + rng.normal(0, step, len(rounds))}) for s in runs]
@@ -185,3 +187,17 @@ def test_a_page_draws_its_headline_from_the_figure_ledger_with_the_quick_runs_as
     page = (tmp_path / "book" / "generated" / "dsp_figure2.ipynb").read_text()
     assert "Drawn from the figure ledger (paper profile, 2 runs per cell, horizon 40 rounds" in page
     assert "Smoke check: **agrees**" in page
+
+
+def test_named_cells_keep_a_frames_own_result_columns_out_of_its_cells():
+    """A frame whose results are not the simulator's (KLRank's regret per cycle end: regret, bound, gap) names
+    its cells; each run's rows are kept and the smoke check compares per cycle end."""
+    runs = specs(seeds=4)
+    rng = np.random.default_rng(0)
+    regret = pd.DataFrame([{"T": t, "seed": s.seed, "regret": t ** 0.75 + rng.normal(0, 0.1), "bound": 20 * t ** 0.75,
+                            "gap": rng.uniform()} for s in runs[:4] for t in (1, 3, 7, 15)])
+    figure_ledger.paper_scale("page_x", regret, "paper", part="regret", specs=runs, rounds=15, cells=["T"])
+    entry = figure_ledger.read_figures("page_x")["parts"]["regret"]
+    assert entry["kind"] == "table" and entry["cells"] == ["T"] and figure_ledger._per_cell(entry) == "4"
+    checked = figure_ledger.smoke_check(regret[regret.seed == 0], pd.DataFrame(entry["columns"]), ["regret"], ["T"])
+    assert sorted(checked["cell"]) == ["1", "15", "3", "7"] and checked["agrees"].all()

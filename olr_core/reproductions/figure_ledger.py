@@ -218,7 +218,7 @@ def cell_names(frame: pd.DataFrame, cells: list[str] | None = None, without=("la
         if value is None or (isinstance(value, float) and np.isnan(value)):
             return ""
         return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
-    columns = sorted(c for c in cell_columns(frame, cells) if c not in without)     # (a written ledger sorts its columns)
+    columns = sorted(c for c in cell_columns(frame, cells) if c not in without)    # (a written ledger sorts them)
     return frame[columns].apply(lambda column: column.map(text)).agg(" / ".join, axis=1)
 
 
@@ -234,7 +234,8 @@ def smoke_line(checked: pd.DataFrame, quick_rounds) -> str:
     named = "; ".join(f"{r.cell} ({r.metric}: {r.quick_mean:.4g} against {r.paper_mean:.4g})"
                       for r in off.head(3).itertuples())
     return (f"Smoke check: **{verdict}**. This build's quick runs agree with the paper-scale ledger {where} in "
-            f"{int(checked['agrees'].sum())} of {len(checked)} cells ({rule})" + (f"; off: {named}" if named else "") + ".")
+            f"{int(checked['agrees'].sum())} of {len(checked)} cells ({rule})" + (f"; off: {named}" if named else "")
+            + ".")
 
 
 def smoke_figure(checked: pd.DataFrame):
@@ -252,7 +253,8 @@ def smoke_figure(checked: pd.DataFrame):
                             capsize=2, label=f"{name} ({len(cells)})")
         ends = [part[["paper_mean", "quick_mean"]].min().min(), part[["paper_mean", "quick_mean"]].max().max()]
         ax.plot(ends, ends, color="dimgrey", linewidth=0.8)
-        ax.set(xlabel=f"paper scale ({metric})", ylabel="this build")
+        ax.set(xlabel="mean at the paper's scale", ylabel="mean of this build's runs",
+               title="" if metric == "value" else metric)
         ax.legend(fontsize=8)
     return fig
 

@@ -176,7 +176,8 @@ def read_ledger(paper: str, path: Path | None = None) -> dict | None:
 
 def read_checked(path: Path, fix: str) -> dict:
     """The JSON object of ``path`` (gzipped where it ends in ``.gz``) without its checksum, verified;
-    :class:`LedgerError` (one line naming the file and ``fix``) where it is unreadable, has no checksum or one its content does not match."""
+    :class:`LedgerError` (one line naming the file and ``fix``) where it is unreadable, has no checksum or one
+    its content does not match."""
     import gzip
 
     try:
