@@ -165,15 +165,15 @@ def stale_runs(entry: dict, data_dir=None) -> tuple[int, list[str]]:
 
 
 def stale_note(page: str, book: dict, data_dir=None) -> str:
-    """One line naming the stale parts of the page's figure ledger and the command that refreshes them ("" where
-    none is stale)."""
-    counts = {part: stale_runs(entry, data_dir)[0] for part, entry in book["parts"].items()}
-    stale = {part: n for part, n in counts.items() if n}
-    if not stale:
-        return ""
-    named = ", ".join(f"{part} ({n} runs)" for part, n in stale.items())
-    return (f"{page}: the figure ledger rests on runs the current code would key differently (stale: {named}); "
-            f"refresh with `{refresh_command(page)}`")
+    """One line naming the stale parts of the page's figure ledger and the command that refreshes them, and the
+    data sets whose runs could not be checked here ("" where none is stale and every run was checked)."""
+    checked = {part: stale_runs(entry, data_dir) for part, entry in book["parts"].items()}
+    stale = ", ".join(f"{part} ({n} runs)" for part, (n, _) in checked.items() if n)
+    unchecked = sorted({name for _, names in checked.values() for name in names})
+    notes = [f"{page}: the figure ledger rests on runs the current code would key differently (stale: {stale}); "
+             f"refresh with `{refresh_command(page)}`" if stale else "",
+             f"runs on {', '.join(unchecked)} not checked for staleness (the data is not here)" if unchecked else ""]
+    return "; ".join(note for note in notes if note)
 
 
 def smoke_check(quick: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], cells: list[str] | None = None
@@ -229,7 +229,8 @@ def smoke_line(checked: pd.DataFrame, quick_rounds) -> str:
     if not len(checked):
         return f"Smoke check: no cell of this build's runs is in the figure ledger to compare ({rule})."
     off = checked[~checked["agrees"]]
-    where = f"at round {int(checked['round'].iloc[0]):,}" if "round" in checked else f"after {quick_rounds:,} rounds"
+    where = (f"at round {int(checked['round'].iloc[0]):,}" if "round" in checked
+             else f"after {horizon_text(quick_rounds)}")
     verdict = "agrees" if off.empty else "disagrees"
     named = "; ".join(f"{r.cell} ({r.metric}: {r.quick_mean:.4g} against {r.paper_mean:.4g})"
                       for r in off.head(3).itertuples())
@@ -274,8 +275,12 @@ def caption(frame: pd.DataFrame, own: str, title: str) -> str:
 def _scale_note(book: dict, entry: dict) -> str:
     runs = _per_cell(entry)
     return (f" Drawn from the figure ledger (paper profile, {runs} runs per cell, horizon "
-            f"{entry['horizon']:,} rounds, {len(entry['runs']):,} runs, code {book['code']}, {book['date'][:10]}); "
-            "this build's quick runs are the smoke check beside it.")
+            f"{horizon_text(entry['horizon'])}, {len(entry['runs']):,} runs, code {book['code']}, "
+            f"{book['date'][:10]}); this build's quick runs are the smoke check beside it.")
+
+
+def horizon_text(rounds: int | None) -> str:
+    return "the whole stream" if rounds is None else f"{rounds:,} rounds"
 
 
 def _per_cell(entry: dict) -> str:
@@ -327,9 +332,9 @@ def paper_scale(page: str, frame: pd.DataFrame, profile: str, part: str = "figur
     comparable = entry["kind"] == "curves" or rounds == entry["horizon"]
     checked = smoke_check(frame, paper, metrics, cells) if comparable else pd.DataFrame()
     lines = [smoke_line(checked, rounds) if comparable else
-             f"Smoke check: not compared, this build's runs end at {rounds:,} rounds and the ledger's at "
-             f"{entry['horizon']:,} (the final values of other horizons differ by design).",
-             stale_note(page, book, data_dir)]
+             f"Smoke check: not compared, this build's runs end after {horizon_text(rounds)} and the ledger's after "
+             f"{horizon_text(entry['horizon'])} (the final values of other horizons differ by design).",
+             stale_note(page, {"parts": {part: entry}}, data_dir)]
     display(Markdown("\n\n".join(line for line in lines if line)))
     if len(checked):
         show_figure(smoke_figure(checked), "Smoke check: each cell's mean from this build's quick runs (vertical) "
