@@ -82,10 +82,11 @@ USER_STYLES |= {"dbn": {"color": "#000000", "linestyle": "-."},
                 "ccm": {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT},
                 "pbm": {"color": "#8c8c8c", "linestyle": "-"},
                 "ubm": {"color": "#000000", "linestyle": (0, (1, 1))},
+                "sdbn": {"color": "#5a5a5a", "linestyle": "-"},
                 "trust_bias": {"color": "#5a5a5a", "linestyle": (0, (8, 2))},
                 "navigational+noise": {"color": "#8c8c8c", "linestyle": "-."}}
 USER_MARKERS = {"perfect": "o", "navigational": "s", "informational": "^", "dbn": "D", "ccm": "v", "pbm": "P",
-                "ubm": "X", "trust_bias": "*", "navigational+noise": "h"}
+                "ubm": "X", "sdbn": "d", "trust_bias": "*", "navigational+noise": "h"}
 # A fitted click model is drawn as the user it generalises: the cascade as the navigational user, the noisy
 # cascade as the noisy user, every other family as its own user.
 USER_OF_FAMILY = {"cascade": "navigational", "cascade+noise": "navigational+noise"}
