@@ -32,7 +32,6 @@ FAMILIES = {
 }
 ALGORITHMS = [name for members in FAMILIES.values() for name in members]
 FAMILY_OF = {name: family for family, members in FAMILIES.items() for name in members}
-SIGNIFICANCE = 0.05
 
 
 def settings() -> dict:
@@ -48,25 +47,22 @@ def grid(datasets, seeds: int, rounds: int, params: dict, click_models=neural.CL
     return neural.main_grid(datasets, seeds, rounds, params, click_models, [*ALGORITHMS, *extra])
 
 
-def standings(summary: pd.DataFrame, metric: str, corrected: bool = False) -> pd.DataFrame:
+def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per data set and user, each algorithm's mean and standard error of ``metric`` over runs, its
-    rank (1 = best), and the p-value of a paired t-test against the best (paired by fold and seed:
-    the same queries in the same order; NaN with fewer than 5 pairs). ``tied`` marks the best and
-    every method the test cannot tell from it at 5 %. With ``corrected``, the verdict rules' test instead
-    (:func:`gaps_to_best`): each method's gap to the best with its interval, Holm-corrected over the cell's
-    methods, ``tied`` where the gap's interval does not lie above 0, ``p_vs_best`` Holm-adjusted."""
+    rank (1 = best), and the verdict rules' comparison with the best (:func:`gaps_to_best`; paired by fold and
+    seed: the same queries in the same order): each method's gap to the best with its interval, Holm-corrected
+    over the cell's methods. ``tied`` marks the best and every method whose gap's interval does not lie above 0;
+    ``p_vs_best`` is Holm-adjusted (NaN with fewer than 5 pairs)."""
     rows = []
     for (dataset, user), cell in summary.groupby(["dataset", "click_model"], sort=False):
         runs = cell.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric)
         means = runs.mean().sort_values(ascending=False)
         best = means.index[0]
-        gaps = gaps_to_best(cell, metric, best, list(means.index[1:])) if corrected else {}
+        gaps = gaps_to_best(cell, metric, best, list(means.index[1:]))
         for rank, (name, mean) in enumerate(means.items(), start=1):
-            both = runs[[best, name]].dropna()
             gap = gaps.get(name, {"p": float("nan")})
-            p = 1.0 if name == best else gap["p"] if corrected else \
-                paired_test(both[name].to_numpy(), both[best].to_numpy())
-            separated = gap.get("gap_low", np.nan) > 0 if corrected else p < SIGNIFICANCE
+            p = 1.0 if name == best else gap["p"]
+            separated = gap.get("gap_low", np.nan) > 0
             rows.append({"dataset": dataset, "click_model": user, "algorithm": name, "family": FAMILY_OF.get(name),
                          "mean": mean, "se": runs[name].std(ddof=1) / np.sqrt(runs[name].count()),
                          "runs": int(runs[name].count()), "rank": rank, "p_vs_best": p,

@@ -76,7 +76,7 @@ TIED = "tied with it (paired t-tests, Holm-corrected)"
 def leader_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
     """Users (rows named ``user``, in the order of ``users``) of the first data set: the learner of rank 1 by the
     mean and the learners ``tied`` with it (the paired tests of :func:`.head_to_head.standings` cannot tell them
-    apart; the page passes ``corrected=True``: Holm over the user's learners); "none" when the tests separate every
+    apart, Holm-corrected over the user's learners); "none" when the tests separate every
     other, "not tested" below ``MIN_PAIRS`` runs in the cell."""
     first = standings[standings.dataset == standings.dataset.iloc[0]]
     rows = {}
