@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, names
-from ..claims import MIN_PAIRS, paired_test
+from ..claims import MIN_PAIRS
 from ..formatting import estimate_text
 from ..tables import mean_sd_text
 from .neural import experiments as neural
