@@ -29,8 +29,9 @@
 - a figure (an image in the page's main column) without a caption, without the book's number ("Figure 12.") at
   the start of its caption, naming a figure of its own ("Figure 3") without saying whose (the paper's), or shown
   at less than :data:`MIN_FIGURE_SCALE` of its drawn width (labels too small to read);
-- two series of one figure (its ``data-series``, :func:`olr_core.plotting.figure_series`) told apart by colour
-  only and indistinguishable under simulated deuteranopia or protanopia (:func:`olr_core.colours.confusable`);
+- two series of one figure (its ``data-series``, :func:`olr_core.plotting.figure_series`; of one row, where each row
+  of small multiples has its own legend) told apart by colour only and indistinguishable under simulated
+  deuteranopia or protanopia (:func:`olr_core.colours.confusable`);
 - a page wider than the window at :data:`NARROW_PX` (a phone): anything that makes the page scroll sideways;
 - an intro or verdicts page whose first screen does not state the verdict counts with their scale (the summary's
   lead, ``.olr-answer``).
