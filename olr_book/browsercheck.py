@@ -526,10 +526,9 @@ def main(argv=None) -> int:
     return 1 if enforced else 0
 
 
-# #47's reader rules found these on the first full build of the merged pages (46 problems); each is printed, and
-# enforced again once the pages are mended (the planted-fault tests keep every rule itself tested).
-NOT_YET_ENFORCED = ("look alike under simulated deuteranopia", "code identifier(s) in prose",
-                    "horizontal overflow at 400 px", "ol2r-book.pdf", "wider than the page", "e-notation in the text")
+# #47's reader rules found 46 problems on the first full build of the merged pages; the pages are mended, and what
+# is left is printed, not enforced, until the PDF link is (the planted-fault tests keep every rule itself tested).
+NOT_YET_ENFORCED = ("ol2r-book.pdf",)
 
 
 if __name__ == "__main__":
