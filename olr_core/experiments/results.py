@@ -63,12 +63,25 @@ def _series(trace, metric: str):
 
 
 def mean_ci(frame: pd.DataFrame, by: list[str], value: str = "value", level: float = 0.95) -> pd.DataFrame:
-    """Mean, standard deviation, count and the half-width of a t confidence interval per group."""
-    grouped = frame.groupby(by, sort=False)[value]
-    out = grouped.agg(mean="mean", std="std", n="count").reset_index()
+    """Mean, standard deviation, count and the half-width of a t confidence interval per group. On a summary
+    (per cell ``value``, ``value:std`` and ``value:n``, as a figure ledger keeps curves) the cells of a group are
+    pooled: the mean and s.d. of all their runs together."""
+    out = _pooled(frame, by, value) if f"{value}:n" in frame else \
+        frame.groupby(by, sort=False)[value].agg(mean="mean", std="std", n="count").reset_index()
     tcrit = stats.t.ppf(0.5 + level / 2, np.maximum(out["n"] - 1, 1))
     out["ci"] = np.where(out["n"] > 1, tcrit * out["std"] / np.sqrt(out["n"]), np.nan)
     return out
+
+
+def _pooled(summary: pd.DataFrame, by: list[str], value: str) -> pd.DataFrame:
+    """Mean, s.d. and count per group of the runs that the summary's cells describe (a cell of one run: s.d. 0)."""
+    n = summary[f"{value}:n"].astype(float)
+    parts = summary[by].assign(n=n, total=n * summary[value],
+                               squares=(n - 1) * summary[f"{value}:std"].fillna(0) ** 2 + n * summary[value] ** 2)
+    sums = parts.groupby(by, sort=False)[["n", "total", "squares"]].sum().reset_index()
+    mean = sums["total"] / sums["n"]
+    variance = (sums["squares"] - sums["n"] * mean ** 2) / (sums["n"] - 1)
+    return sums[by].assign(mean=mean, std=np.sqrt(variance.clip(lower=0)).where(sums["n"] > 1), n=sums["n"].astype(int))
 
 
 def run_frame(specs, store: ResultStore | None = None, data_dir=None, discount: float = 0.9995,

@@ -127,19 +127,26 @@ def _cpu_seconds(store: ResultStore, key: str) -> float | None:
 
 
 def write_ledger(ledger: dict, path: Path | None = None) -> Path:
-    """Write ``ledger`` with its checksum, atomically (a temporary file in the same folder renamed over the old);
-    NaN and infinities (an unbounded interval) become null, so that the file is strict JSON."""
+    """Write ``ledger`` with its checksum, atomically (:func:`write_checked`)."""
+    return write_checked(ledger, Path(path or ledger_path(ledger["paper"])))
+
+
+def write_checked(body: dict, path: Path) -> Path:
+    """Write ``body`` as strict JSON ending in its checksum, atomically (a temporary file in the same folder renamed
+    over the old), gzipped where ``path`` ends in ``.gz``; NaN and infinities (an unbounded interval) become null."""
+    import gzip
+
     from ..claims import json_safe
 
-    path = Path(path or ledger_path(ledger["paper"]))
     path.parent.mkdir(parents=True, exist_ok=True)
-    ledger = json.loads(json.dumps(json_safe(ledger), allow_nan=False, default=_json_default))   # plain, strict JSON
-    text = json.dumps({**ledger, "checksum": _checksum(ledger)}, sort_keys=True, indent=1, allow_nan=False)
+    body = json.loads(json.dumps(json_safe(body), allow_nan=False, default=_json_default))   # plain, strict JSON
+    text = json.dumps({**body, "checksum": _checksum(body)}, sort_keys=True, indent=1, allow_nan=False) + "\n"
+    data = gzip.compress(text.encode(), mtime=0) if path.suffix == ".gz" else text.encode()
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.chmod(temporary, 0o644)                    # (mkstemp makes it private; a ledger is shared)
-        with os.fdopen(handle, "w") as out:
-            out.write(text + "\n")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -160,18 +167,29 @@ def read_ledger(paper: str, path: Path | None = None) -> dict | None:
     if not path.exists():
         return None
     fix = f"recompute it with `{refresh_command(paper)}` (or restore it with `git checkout -- {path.name}`)"
+    stored = read_checked(path, fix)
+    if stored.get("format") != FORMAT or stored.get("paper") != paper:
+        raise LedgerError(f"{path}: a ledger of format {stored.get('format')} for {stored.get('paper')!r}, "
+                          f"expected format {FORMAT} for {paper!r}; {fix}")
+    return stored
+
+
+def read_checked(path: Path, fix: str) -> dict:
+    """The JSON object of ``path`` (gzipped where it ends in ``.gz``) without its checksum, verified;
+    :class:`LedgerError` (one line naming the file and ``fix``) where it is unreadable, has no checksum or one
+    its content does not match."""
+    import gzip
+
     try:
-        stored = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        stored = json.loads(raw.decode())
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise LedgerError(f"{path}: unreadable ({type(err).__name__}); {fix}") from None
     if not isinstance(stored, dict) or "checksum" not in stored:
         raise LedgerError(f"{path}: no checksum, not a ledger; {fix}")
     claimed = stored.pop("checksum")
     if _checksum(json.loads(json.dumps(stored, sort_keys=True))) != claimed:
         raise LedgerError(f"{path}: checksum mismatch (the file was edited or is corrupt); {fix}")
-    if stored.get("format") != FORMAT or stored.get("paper") != paper:
-        raise LedgerError(f"{path}: a ledger of format {stored.get('format')} for {stored.get('paper')!r}, "
-                          f"expected format {FORMAT} for {paper!r}; {fix}")
     return stored
 
 
