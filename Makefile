@@ -52,7 +52,7 @@ chromium:
 	fi
 
 # The whole book as one PDF (after make book): the single-page HTML build printed by headless Chromium into
-# _build/html/ol2r-book.pdf, which the intro links.
+# _build/html/ol2r-book.pdf; the HTML book is then built again (incrementally) so that the intro links it.
 pdf: env mathjax chromium
 	$(BIN)/python -m olr_book.pdf
 

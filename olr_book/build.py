@@ -18,6 +18,7 @@ import yaml
 
 from .execute import BuildContext, PageFailedError, PageJob, PageProcess
 from .manifest import Page, load_pages, planned_parameters, project_root, select_pages
+from .pdf import html_command
 from .stats import record_build, record_execution, write_execution_page
 
 EDITIONS = ("instructor", "student")
@@ -271,8 +272,7 @@ def compile_book(root: Path, edition: str) -> int:
     from .htmlcheck import check_book
 
     secret_texts = prepare_assignments(root)
-    command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
-               "--keep-going"]
+    command = html_command(root)
     output = root / "_build"
     if edition == "student":
         output = root / "_build" / "student"

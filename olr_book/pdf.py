@@ -3,7 +3,9 @@
 Jupyter Book's single-page HTML build of the executed book (``_build/singlehtml``; run ``make book`` first: the
 pages are not executed again) is printed by the headless Chromium the browser check uses, once MathJax has
 typeset every formula, with each verdict's folded details open (a PDF cannot unfold them). The PDF is written
-beside the HTML book (``_build/html/ol2r-book.pdf``), where the intro's link finds it.
+beside the HTML book (``_build/html/ol2r-book.pdf``), and the HTML book is then built again (incrementally: the
+pages holding the ``book-pdf`` line, book/_ext/pdflink.py) so that the intro links it; a book built by ``make book``
+alone names ``make pdf`` there instead of linking a file it does not have.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ ready.then(() => {
 def single_page_command(root: Path) -> list[str]:
     """Jupyter Book's single-page HTML build of the book at ``root`` (into ``root/_build/singlehtml``)."""
     return [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--builder", "singlehtml"]
+
+
+def html_command(root: Path) -> list[str]:
+    """Jupyter Book's HTML build of the book at ``root`` (into ``root/_build/html``), warnings fatal."""
+    return [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
+            "--keep-going"]
 
 
 def print_pdf(page: Path, target: Path) -> Path:
@@ -72,7 +80,9 @@ def main(argv=None) -> int:
     target = Path(args.output) if args.output else root / "_build" / "html" / PDF_NAME
     print_pdf(root / "_build" / "singlehtml" / "index.html", target)
     print(f"make pdf: {target} ({target.stat().st_size / 1e6:.1f} MB)")
-    return 0
+    if target.resolve() != (root / "_build" / "html" / PDF_NAME).resolve():
+        return 0
+    return subprocess.call(html_command(root), cwd=root)      # the intro's line now links the PDF
 
 
 if __name__ == "__main__":

@@ -255,6 +255,7 @@ class Cell:
     low: float = float("nan")
     high: float = float("nan")
     scale: float = 1.0              # margin x scale = the paper's units (e.g. 100 / control mean for a gain in %)
+    key: tuple = ()                 # what the cell compares, where a caller needs it: (treatment, control, *group)
 
     def record(self) -> dict:
         return {"cell": self.name, "margin": _finite(self.margin), "ci_low": _finite(self.low),
@@ -664,13 +665,19 @@ def _select(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
 
 
 def _cells(frame: pd.DataFrame, claim: Claim):
-    columns = [c for c in claim.cells if c in frame]
+    for _, name, part in _groups(frame, claim.cells):
+        yield name, part
+
+
+def _groups(frame: pd.DataFrame, by):
+    """(key, name, part) per group of the columns ``by`` that ``frame`` has; one group "all" without any."""
+    columns = [c for c in by if c in frame]
     if not columns:
-        yield "all", frame
+        yield (), "all", frame
         return
     for key, part in frame.groupby(columns, sort=False):
         key = key if isinstance(key, tuple) else (key,)
-        yield "/".join(str(k) for k in key), part
+        yield key, "/".join(str(k) for k in key), part
 
 
 def _paired(part: pd.DataFrame, a, b, metric: str, column: str = "algorithm") -> pd.DataFrame:
@@ -822,12 +829,21 @@ def rule_paired_gain(frame, claim, treatment: str, control: str, column: str = "
 
 def _comparison_cells(frame, claim, treatments: dict) -> list[Cell]:
     """One cell per comparison (treatment: control) and cell of the claim: the mean paired gain."""
+    return comparison_cells(frame, treatments.items(), claim.metric, claim.cells)
+
+
+def comparison_cells(frame: pd.DataFrame, pairs, metric: str, by=(), column: str = "algorithm") -> list[Cell]:
+    """One :class:`Cell` per (treatment, control) of ``pairs`` and group of the columns ``by``: the mean paired
+    difference treatment - control over the runs both have (:func:`paired_difference`: Student's t over the pairs),
+    named "treatment vs control/group", ``key`` (treatment, control, *group). The verdict rules' comparisons
+    (``all_positive``, ``mostly_positive``) and the pages' (head to head, robustness) are these cells; judged
+    together, their intervals come from :func:`set_intervals` (Holm over the cells unless every one is above 0)."""
     cells = []
-    for treatment, control in treatments.items():
-        for cell, part in _cells(frame, claim):
-            diff = paired_difference(part, treatment, control, claim.metric)
+    for treatment, control in pairs:
+        for key, name, part in _groups(frame, by):
+            diff = paired_difference(part, treatment, control, metric, column)
             if diff is not None:
-                cells.append(Cell(f"{treatment} vs {control}/{cell}", *diff))
+                cells.append(Cell(f"{treatment} vs {control}/{name}", *diff, key=(treatment, control, *key)))
     return cells
 
 

@@ -74,7 +74,22 @@ NEUTRAL_STYLES = [{"color": "#000000", "linestyle": "-"}, {"color": "#5a5a5a", "
                   {"color": "#8c8c8c", "linestyle": ":"}, {"color": "#000000", "linestyle": "-."},
                   {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT}, {"color": "#8c8c8c", "linestyle": "-"}]
 NEUTRAL_FILLS = ["#3d3d3d", "#8c8c8c", "#cfcfcf", "#666666", "#b0b0b0"]   # non-method bars (their error bars black)
+# One style per user model for the whole book: the papers' three cascade users first (their styles as above), then
+# the users of the click-model literature (robustness, click models). Black and greys only, each with a line style
+# and a marker of its own, so that no two users differ by colour alone (tests/test_plotting.py).
 USER_STYLES = {user: NEUTRAL_STYLES[i] for i, user in enumerate(("perfect", "navigational", "informational"))}
+USER_STYLES |= {"dbn": {"color": "#000000", "linestyle": "-."},
+                "ccm": {"color": "#5a5a5a", "linestyle": _NEURAL_VARIANT},
+                "pbm": {"color": "#8c8c8c", "linestyle": "-"},
+                "ubm": {"color": "#000000", "linestyle": (0, (1, 1))},
+                "sdbn": {"color": "#5a5a5a", "linestyle": "-"},
+                "trust_bias": {"color": "#5a5a5a", "linestyle": (0, (8, 2))},
+                "navigational+noise": {"color": "#8c8c8c", "linestyle": "-."}}
+USER_MARKERS = {"perfect": "o", "navigational": "s", "informational": "^", "dbn": "D", "ccm": "v", "pbm": "P",
+                "ubm": "X", "sdbn": "d", "trust_bias": "*", "navigational+noise": "h"}
+# A fitted click model is drawn as the user it generalises: the cascade as the navigational user, the noisy
+# cascade as the noisy user, every other family as its own user.
+USER_OF_FAMILY = {"cascade": "navigational", "cascade+noise": "navigational+noise"}
 BOUNDS = {"ndcg": (0.0, 1.0), "cosine": (-1.0, 1.0)}
 
 
@@ -95,8 +110,8 @@ def style_of(name, fallback_index: int = 0) -> dict:
     key = str(name)
     if key in ALGORITHM_STYLES:
         return dict(ALGORITHM_STYLES[key])
-    if key in USER_STYLES:
-        return dict(USER_STYLES[key])
+    if user_key(key) in USER_STYLES:
+        return dict(USER_STYLES[user_key(key)])
     base = key.split("(")[0]                     # a label such as "mgd_dsp(dsp_lambda=0.5)"
     if base in ALGORITHM_STYLES:
         return dict(ALGORITHM_STYLES[base])
@@ -107,6 +122,23 @@ def style_of(name, fallback_index: int = 0) -> dict:
 # to a colour-blind reader within each marker (tests/test_plotting.py).
 FAMILY_MARKERS = {"dueling bandit gradient descent": "o", "pairwise learners": "s", "neural online learners": "^",
                   "top-k feedback": "D", "growing library": "v", "references": "X"}
+
+
+def user_key(name) -> str:
+    """The user model of a user's name: "navigational+noise=0.1" -> "navigational+noise", "dbn:gamma=0.5" -> "dbn",
+    a fitted family ("cascade") -> the user it is drawn as (:data:`USER_OF_FAMILY`)."""
+    key = str(name).split(":")[0].split("=")[0]
+    return USER_OF_FAMILY.get(key, key)
+
+
+def user_style(name, fallback_index: int = 0) -> dict:
+    """Colour, line style and marker of a user model (or of a fitted click-model family), the same on every page:
+    :data:`USER_STYLES` and :data:`USER_MARKERS`; an unknown user takes a neutral style and a marker of its own."""
+    key = user_key(name)
+    if key in USER_STYLES:
+        return {**USER_STYLES[key], "marker": USER_MARKERS[key]}
+    spare = ["p", "<", ">", "d", "8"]
+    return {**NEUTRAL_STYLES[fallback_index % len(NEUTRAL_STYLES)], "marker": spare[fallback_index % len(spare)]}
 
 
 def marker_of(name) -> str:

@@ -500,3 +500,21 @@ def test_the_shared_kernels_are_compiled_before_the_pages_so_that_pages_load_the
     assert (misses, hits) == (0, 4)              # a page's process loads all four from numba's cache
     with pytest.raises(ValueError, match="unknown kernel 'bogus'; valid: team_draft, probabilistic, nsgd, pdgd"):
         compile_rounds("bogus")
+
+
+def test_a_page_that_redraws_a_papers_figure_or_table_names_the_paper_in_its_title():
+    # "Figure 3" alone named three papers' figures (#47): the title says what the page shows, then whose figure
+    papers = ("Wang et al. 2019", "Jia et al. 2021", "Jia and Wang 2022", "Delage 2009", "Chaudhuri and Tewari 2016")
+    titles = {path.stem: re.search(r"^# (.+)$", path.read_text(), re.M).group(1)
+              for path in (ROOT / "notebooks").glob("*.md")}
+    assert not [t for t in titles.values() if re.match(r"(Figure|Table) \d", t)]
+    numbered = {page: t for page, t in titles.items() if re.search(r"\b(Figure|Table) \d", t)}
+    assert len(numbered) >= 16
+    for page, title in numbered.items():
+        assert re.search(rf"\(({'|'.join(papers)}), (Figure|Table) \d\)$", title), page
+    assert len(set(numbered.values())) == len(numbered)
+    stems = {p.stem for p in (ROOT / "notebooks").glob("*.md")}
+    toc = (ROOT / "_toc.yml").read_text()
+    assert all(f"book/generated/{page}" in toc for page in numbered)          # the contents still list each page
+    chapters = "".join(p.read_text() for p in (ROOT / "book").glob("*.md"))
+    assert set(re.findall(r"generated/(\w+)", chapters)) - {"execution_stats"} <= stems   # by file, not title

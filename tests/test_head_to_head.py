@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from olr_core import claims
 from olr_core.experiments.runner import spec_key
 from olr_core.names import DISPLAY_NAMES
 from olr_core.reproductions import head_to_head as h2h
@@ -106,3 +107,69 @@ def test_a_group_leads_a_cell_only_where_no_outsider_is_tied_with_its_best():
     assert h2h.tie_words(h2h.leaders(few)[0]) == " (by the mean: too few runs for the paired test)"
     assert h2h.tied_with_lowest(frame, "score") == ["pdgd", "olranknet"]     # PDGD lowest; olRankNet tied with it once
     assert h2h.tied_with_lowest(_frame({k: v[:3] for k, v in apart.items()}), "score") == []
+
+
+def _dsp_frame(gains: dict, control=(1.0, 1.1, 0.9, 1.05, 0.95)) -> pd.DataFrame:
+    """DBGD and DBGD-DSP runs of one data set, one user per key of ``gains`` (the DSP run's paired differences)."""
+    rows = []
+    for user, diffs in gains.items():
+        for seed, (base, d) in enumerate(zip(control, diffs)):
+            rows += [{"dataset": "d", "click_model": user, "fold": 1, "seed": seed, "algorithm": "dbgd", "m": base},
+                     {"dataset": "d", "click_model": user, "fold": 1, "seed": seed, "algorithm": "dbgd_dsp",
+                      "m": base + d}]
+    return pd.DataFrame(rows)
+
+
+def test_dsp_comparisons_give_the_verdict_rules_holm_intervals_exactly():
+    from scipy import stats
+
+    from olr_core import claims
+
+    spread = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    gains = {"perfect": 5.0 + spread, "navigational": 1.13 + spread, "informational": 0.1 + spread}
+    frame = _dsp_frame(gains)
+    dsp = h2h.dsp_comparisons(frame, "m").set_index("click_model")
+    claim = claims.Claim("dsp", "T2-dbgd-dsp", "Table 2", "DBGD-DSP beats DBGD under every user", "main", "m",
+                         "paired_gain", {"treatment": "dbgd_dsp", "control": "dbgd"}, cells=("dataset", "click_model"))
+    verdict = claims.rule_paired_gain(frame, claim, "dbgd_dsp", "dbgd")
+    for cell in verdict.cells:
+        row = dsp.loc[cell.name.split("/")[1]]
+        assert np.isclose(row.low, cell.low) and np.isclose(row.high, cell.high) and np.isclose(row.gain, cell.margin)
+    # by hand: the smallest p of m = 3 cells gets Holm's first level, 0.05 / 3
+    half = stats.t.ppf(1 - 0.05 / 6, 4) * spread.std(ddof=1) / np.sqrt(5)
+    assert np.isclose(dsp.loc["perfect", "low"], 5.0 - half) and np.isclose(dsp.loc["perfect", "high"], 5.0 + half)
+    # p = 0.033 uncorrected: a paired t-test at 5 % calls it higher; Holm over the three users does not
+    assert stats.ttest_1samp(gains["navigational"], 0).pvalue < 0.05
+    assert dsp.better.tolist() == [True, False, False] and not dsp.worse.any()
+    assert dsp.loc["navigational", "p"] > 0.05 and verdict.verdict == "partly"
+
+
+def test_dsp_pooled_is_the_verdicts_fixed_effect_mean_and_the_table_shows_each_interval():
+    from olr_core import claims
+
+    spread = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    frame = _dsp_frame({"perfect": 0.6 + spread, "navigational": 0.6 + spread})
+    pooled = h2h.dsp_pooled(frame, "m").set_index("base")
+    cells = claims.comparison_cells(frame, [("dbgd_dsp", "dbgd")], "m", ["dataset", "click_model"])
+    by_hand = claims.pooled_cell(cells)
+    claims.set_intervals([by_hand])
+    assert np.isclose(pooled.loc["dbgd", "low"], by_hand.low) and np.isclose(pooled.loc["dbgd", "gain"], 0.6)
+    assert pooled.loc["dbgd", "better"] and not h2h.dsp_comparisons(frame, "m").better.any()   # pooled decides
+    table = h2h.dsp_table(h2h.dsp_comparisons(frame, "m"), pooled.reset_index(), ["perfect", "navigational"])
+    assert list(table.index) == ["perfect", "navigational", "pooled over the 2 users"]
+    assert table.iloc[0, 0].endswith("(not separated)") and table.iloc[2, 0].endswith("(higher)")
+    assert "[" in table.iloc[0, 0] and "[" in table.iloc[2, 0]
+
+
+def test_standings_tie_what_holm_over_the_cells_methods_cannot_separate():
+    spread = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    best = 10.0 + spread
+    values = {"pdgd": best, "mgd": best - 1.13 - spread, "dbgd": best - 1.2 - spread,   # p 0.033 and 0.027 alone
+              "nsgd": best - 0.1 - 3 * spread}
+    holm = h2h.standings(_frame(values), "score").set_index("algorithm")
+    assert claims.paired_test(values["mgd"], best) < 0.05 and claims.paired_test(values["dbgd"], best) < 0.05
+    assert holm.loc["mgd", "tied"] and holm.loc["dbgd", "tied"]               # Holm over the 3: 3 x 0.027 > 0.05
+    assert holm.loc["mgd", "gap_low"] < 0 < holm.loc["mgd", "gap_high"] and np.isclose(holm.loc["mgd", "gap"], 1.13)
+    apart = {"pdgd": best, "mgd": best - 5.0 - spread}                       # every gap above 0: 95 %, no correction
+    both = h2h.standings(_frame(apart), "score").set_index("algorithm")
+    assert not both.loc["mgd", "tied"] and both.loc["mgd", "p_vs_best"] < 0.05

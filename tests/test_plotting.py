@@ -282,3 +282,36 @@ def test_an_error_bar_series_is_read_by_its_colour():
     plt.close(fig)
     assert [s["colour"] for s in series] == ["#000000", "#5a5a5a", "#8c8c8c"]
     assert confusable(series) == []
+
+
+def test_every_user_model_has_one_neutral_style_that_no_other_user_shares():
+    import matplotlib
+
+    from olr_core import plotting
+    from olr_core.colours import confusable
+    from olr_core.reproductions import robustness as rb
+
+    neutral = {matplotlib.colors.to_hex(s["color"]) for s in plotting.NEUTRAL_STYLES}
+    users = rb.USERS + ["sdbn", "dbn:gamma=0.5"]
+    styles = {u: plotting.user_style(u) for u in users}
+    assert {matplotlib.colors.to_hex(s["color"]) for s in styles.values()} <= neutral     # colours are methods'
+    shapes = {(str(s["linestyle"]), s["marker"]) for u, s in styles.items() if u != "dbn:gamma=0.5"}
+    assert len(shapes) == len(rb.USERS) + 1                                             # one shape per user
+    assert styles["dbn:gamma=0.5"] == styles["dbn"]
+    assert styles["navigational+noise=0.1"] == plotting.user_style("navigational+noise=0.2")
+    for user in ("perfect", "navigational", "informational"):                            # as on the papers' pages
+        assert {k: styles[user][k] for k in ("color", "linestyle")} == plotting.style_of(user)
+    series = [{"label": u, "colour": s["color"], "linestyle": s["linestyle"], "marker": s["marker"]}
+              for u, s in styles.items() if u != "dbn:gamma=0.5"]
+    assert confusable(series) == []
+    families = ["cascade", "dbn", "sdbn", "ccm", "pbm", "ubm", "trust_bias", "cascade+noise"]   # the click models page
+    assert plotting.user_style("cascade") == styles["navigational"]
+    assert len({(str(plotting.user_style(f)["linestyle"]), plotting.user_style(f)["marker"]) for f in families}) == 8
+
+
+def test_the_click_models_page_draws_users_in_the_books_styles_not_a_colour_map():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "notebooks" / "click_models.md").read_text()
+    assert "get_cmap" not in page and "tab10" not in page
+    assert page.count("**user_style(") == 2

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import names
-from ..claims import MIN_PAIRS, paired_test
+from .. import claims, names
+from ..claims import MIN_PAIRS
+from ..formatting import estimate_text
 from ..tables import mean_sd_text
 from .neural import experiments as neural
 from .pairrank import experiments as pairrank
@@ -31,7 +32,6 @@ FAMILIES = {
 }
 ALGORITHMS = [name for members in FAMILIES.values() for name in members]
 FAMILY_OF = {name: family for family, members in FAMILIES.items() for name in members}
-SIGNIFICANCE = 0.05
 
 
 def settings() -> dict:
@@ -49,22 +49,47 @@ def grid(datasets, seeds: int, rounds: int, params: dict, click_models=neural.CL
 
 def standings(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per data set and user, each algorithm's mean and standard error of ``metric`` over runs, its
-    rank (1 = best), and the p-value of a paired t-test against the best (paired by fold and seed:
-    the same queries in the same order; NaN with fewer than 5 pairs). ``tied`` marks the best and
-    every method the test cannot tell from it at 5 %."""
+    rank (1 = best), and the verdict rules' comparison with the best (:func:`gaps_to_best`; paired by fold and
+    seed: the same queries in the same order): each method's gap to the best with its interval, Holm-corrected
+    over the cell's methods. ``tied`` marks the best and every method whose gap's interval does not lie above 0;
+    ``p_vs_best`` is Holm-adjusted (NaN with fewer than 5 pairs)."""
     rows = []
     for (dataset, user), cell in summary.groupby(["dataset", "click_model"], sort=False):
         runs = cell.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric)
         means = runs.mean().sort_values(ascending=False)
         best = means.index[0]
+        gaps = gaps_to_best(cell, metric, best, list(means.index[1:]))
         for rank, (name, mean) in enumerate(means.items(), start=1):
-            both = runs[[best, name]].dropna()
-            p = 1.0 if name == best else paired_test(both[name].to_numpy(), both[best].to_numpy())
+            gap = gaps.get(name, {"p": float("nan")})
+            p = 1.0 if name == best else gap["p"]
+            separated = gap.get("gap_low", np.nan) > 0
             rows.append({"dataset": dataset, "click_model": user, "algorithm": name, "family": FAMILY_OF.get(name),
                          "mean": mean, "se": runs[name].std(ddof=1) / np.sqrt(runs[name].count()),
                          "runs": int(runs[name].count()), "rank": rank, "p_vs_best": p,
-                         "tied": bool(name == best or (np.isfinite(p) and p >= SIGNIFICANCE))})
+                         "tied": bool(name == best or (np.isfinite(p) and not separated)),
+                         **{k: v for k, v in gap.items() if k != "p"}})
     return pd.DataFrame(rows)
+
+
+def _holm_p(cells: list) -> np.ndarray:
+    """Holm-adjusted p-values of the cells (:func:`olr_core.claims.p_value`, the verdict rules' p-value)."""
+    return claims.holm_adjusted(np.array([claims.p_value(c) for c in cells])) if cells else np.array([])
+
+
+def gaps_to_best(cell: pd.DataFrame, metric: str, best: str, others: list) -> dict:
+    """{method: {gap, gap_low, gap_high, p}} for one (data set, user) cell: the mean paired gap best - method with
+    its interval, judged together as the verdict rules judge a claim's cells (:func:`olr_core.claims.set_intervals`:
+    95 % where every gap lies above 0, else Holm over the cell's methods); ``p`` the Holm-adjusted p-value (the
+    plain one where every gap lies above 0: no correction is needed there), NaN
+    with fewer than ``MIN_PAIRS`` pairs (then the method counts as not separated and the cell as untested)."""
+    cells = claims.comparison_cells(cell, [(best, o) for o in others], metric)
+    every = claims.set_intervals(cells)
+    raw = np.array([claims.p_value(c) for c in cells])
+    out = {}
+    for c, p in zip(cells, raw if every else _holm_p(cells)):
+        out[c.key[1]] = {"gap": c.margin, "gap_low": c.low, "gap_high": c.high,
+                         "p": float(p) if c.runs >= MIN_PAIRS else float("nan")}
+    return out
 
 
 def standings_table(table: pd.DataFrame, digits: int = 3, users=neural.CLICK_MODELS) -> pd.DataFrame:
@@ -164,18 +189,64 @@ def families_leading_alone(table: pd.DataFrame) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
+DSP_BASES = ("dbgd", "mgd", "nsgd")
+
+
 def dsp_comparisons(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Each DSP variant against its base per (data set, user): mean paired gain and whether a paired t-test
-    (from 5 pairs up) finds it significantly higher or lower at 5 %."""
+    """Each DSP variant against its base per (data set, user), as the verdicts judge the paper's claims "DSP beats
+    its base under every user" (``T2-<base>-dsp``): the mean paired gain with its interval, the cells of one base
+    judged together (:func:`olr_core.claims.set_intervals`: Holm over them unless every interval lies above 0);
+    ``p`` Holm-adjusted; ``better`` / ``worse`` where the interval lies above / below 0 (from ``MIN_PAIRS`` pairs)."""
     rows = []
-    for (dataset, user), cell in summary.groupby(["dataset", "click_model"], sort=False):
-        runs = cell.pivot_table(index=["fold", "seed"], columns="algorithm", values=metric)
-        for base in ("dbgd", "mgd", "nsgd"):
-            if {base, f"{base}_dsp"} <= set(runs.columns):
-                pair = runs[[f"{base}_dsp", base]].dropna()
-                p = paired_test(pair[f"{base}_dsp"].to_numpy(), pair[base].to_numpy())
-                gain = float((pair[f"{base}_dsp"] - pair[base]).mean())
-                rows.append({"dataset": dataset, "click_model": user, "base": base, "gain": gain, "p": p,
-                             "better": bool(np.isfinite(p) and p < SIGNIFICANCE and gain > 0),
-                             "worse": bool(np.isfinite(p) and p < SIGNIFICANCE and gain < 0)})
-    return pd.DataFrame(rows)
+    for base in DSP_BASES:
+        cells = claims.comparison_cells(summary, [(f"{base}_dsp", base)], metric, ["dataset", "click_model"])
+        claims.set_intervals(cells)
+        for c, p in zip(cells, _holm_p(cells)):
+            tested = c.runs >= MIN_PAIRS
+            rows.append({"dataset": c.key[2], "click_model": c.key[3], "base": base, "gain": c.margin, "low": c.low,
+                         "high": c.high, "runs": c.runs, "p": float(p) if tested else float("nan"),
+                         "better": bool(tested and c.low > 0), "worse": bool(tested and c.high < 0)})
+    columns = ["dataset", "click_model", "base", "gain", "low", "high", "runs", "p", "better", "worse"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def dsp_pooled(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per base, the DSP variant's gain pooled over every (data set, user) cell as the verdicts pool an unqualified
+    claim (:func:`olr_core.claims.pooled_cell`: the equally weighted mean of the cells' paired gains, fixed effect,
+    Welch-Satterthwaite degrees of freedom) with its 95 % interval; ``better`` / ``worse`` as in
+    :func:`dsp_comparisons`."""
+    rows = []
+    for base in DSP_BASES:
+        cells = claims.comparison_cells(summary, [(f"{base}_dsp", base)], metric, ["dataset", "click_model"])
+        if not cells:
+            continue
+        pooled = claims.pooled_cell(cells)
+        claims.set_intervals([pooled])
+        tested = min(c.runs for c in cells) >= MIN_PAIRS
+        rows.append({"base": base, "cells": len(cells), "gain": pooled.margin, "low": pooled.low, "high": pooled.high,
+                     "better": bool(tested and pooled.low > 0), "worse": bool(tested and pooled.high < 0)})
+    return pd.DataFrame(rows, columns=["base", "cells", "gain", "low", "high", "better", "worse"])
+
+
+def dsp_outcome(row) -> str:
+    """"higher", "lower" or "not separated" for a row of :func:`dsp_comparisons` or :func:`dsp_pooled`."""
+    return "higher" if row["better"] else "lower" if row["worse"] else "not separated"
+
+
+def dsp_table(comparisons: pd.DataFrame, pooled: pd.DataFrame, users) -> pd.DataFrame:
+    """Users (rows, in the order of ``users``, then "pooled over the cells") x DSP variant against its base
+    (columns): the gain with its interval (:func:`olr_core.formatting.estimate_text`) and the outcome. For one
+    data set (the pages' first)."""
+    def text(row) -> str:
+        return f"{estimate_text(row['gain'], row['low'], row['high'])} ({dsp_outcome(row)})"
+
+    def column(base: str) -> str:
+        return f"{names.display_name(base + '_dsp')} vs {names.display_name(base)}"
+
+    cells = comparisons.assign(text=comparisons.apply(text, axis=1), column=comparisons.base.map(column))
+    out = cells.pivot_table(index="click_model", columns="column", values="text", aggfunc="first")
+    out = out.reindex([u for u in users if u in out.index])
+    if len(pooled):
+        out.loc[f"pooled over the {int(pooled['cells'].max())} users"] = pd.Series(
+            pooled.apply(text, axis=1).to_numpy(), index=pooled.base.map(column).to_numpy())
+    return out[[column(b) for b in DSP_BASES if column(b) in out.columns]].rename_axis(index="user", columns=None)

@@ -70,14 +70,14 @@ def rank_spread(ranks: pd.DataFrame) -> pd.DataFrame:
 
 
 BEST = "best (by the mean)"
-TIED = "tied with it (paired t-test, 5 %)"
+TIED = "tied with it (paired t-tests, Holm-corrected)"
 
 
 def leader_table(standings: pd.DataFrame, users=USERS) -> pd.DataFrame:
     """Users (rows named ``user``, in the order of ``users``) of the first data set: the learner of rank 1 by the
-    mean and the learners ``tied`` with it (the paired t-test at 5 % cannot tell them apart:
-    :func:`.head_to_head.standings`); "none" when the test separates every other, "not tested" below ``MIN_PAIRS``
-    runs in the cell."""
+    mean and the learners ``tied`` with it (the paired tests of :func:`.head_to_head.standings` cannot tell them
+    apart, Holm-corrected over the user's learners); "none" when the tests separate every
+    other, "not tested" below ``MIN_PAIRS`` runs in the cell."""
     first = standings[standings.dataset == standings.dataset.iloc[0]]
     rows = {}
     for leader in h2h.leaders(first):
