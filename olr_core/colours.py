@@ -4,9 +4,9 @@
   used for the verdict badges, the summary figure and the forest plots, and nowhere else.
 - :func:`simulate`: a colour as seen under deuteranopia or protanopia (Machado, Oliveira and Fernandes 2009,
   severity 1, applied in linear RGB).
-- :func:`confusable`: the pairs of a figure's series (legend entries: colour, line style, marker, hatch) that
-  differ in colour only and whose colours come closer than :data:`MIN_DISTANCE` (CIE76 in CIELAB) under either
-  simulation. The browser check reads every figure's series from its ``data-series`` attribute
+- :func:`confusable`: the pairs of a figure's series (legend entries: colour, line style, marker, hatch; within one
+  group, a row of small multiples with its own legend) that differ in colour only and whose colours come closer
+  than :data:`MIN_DISTANCE` (CIE76 in CIELAB) under either simulation. The browser check reads every figure's series from its ``data-series`` attribute
   (:func:`olr_core.plotting.figure_html`) and fails on such a pair.
 
 numpy only, so that the HTML of the verdicts needs no plotting library.
@@ -76,13 +76,14 @@ def cvd_distance(first, second) -> float:
 def confusable(series: list[dict], min_distance: float = MIN_DISTANCE) -> list[tuple[str, str, float]]:
     """(label, label, distance) of the series pairs a colour-blind reader cannot tell apart: the same line style,
     marker and hatch, and colours closer than ``min_distance`` under deuteranopia or protanopia. A series:
-    {label, colour, linestyle?, marker?, hatch?}."""
+    {label, colour, linestyle?, marker?, hatch?, group?}; series of different groups (rows of small multiples, each
+    with its own legend) are never told apart by colour, so only series of one group are compared."""
     def shape(s):
         return tuple(str(s.get(k) or "") for k in ("linestyle", "marker", "hatch"))
 
     out = []
     for a, b in itertools.combinations(series, 2):
-        if a["label"] != b["label"] and shape(a) == shape(b):
+        if a["label"] != b["label"] and a.get("group") == b.get("group") and shape(a) == shape(b):
             distance = cvd_distance(a["colour"], b["colour"])
             if distance < min_distance:
                 out.append((a["label"], b["label"], round(distance, 1)))

@@ -331,16 +331,21 @@ def _png_source(fig) -> str:
 
 def figure_series(fig) -> list[dict]:
     """What tells a figure's series apart, from its legends (the figure's, its subfigures' and its axes'; without
-    a legend, the axes' labelled artists): per label its colour, line style, marker and hatch."""
-    legends = [*fig.legends, *(lg for sub in getattr(fig, "subfigs", []) for lg in sub.legends),
-               *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
-    pairs = [(h, t.get_text()) for lg in legends for h, t in zip(lg.legend_handles, lg.get_texts())]
-    if not legends:
-        pairs = [p for ax in fig.axes for p in zip(*ax.get_legend_handles_labels())]
+    a legend, the axes' labelled artists): per label its colour, line style, marker and hatch. A subfigure with a
+    legend of its own (a row of small multiples, :func:`plot_curves`) is read on its own: its series carry the
+    ``group`` "row N", and only series of one group need colours a colour-blind reader tells apart."""
+    subfigs = [sub for sub in getattr(fig, "subfigs", []) if sub.legends]
+    groups = [(None, lg) for lg in fig.legends] + [(f"row {i + 1}", lg) for i, sub in enumerate(subfigs)
+                                                    for lg in sub.legends]
+    groups += [(None, ax.get_legend()) for ax in fig.axes if ax.get_legend() is not None]
+    pairs = [(group, h, t.get_text()) for group, lg in groups for h, t in zip(lg.legend_handles, lg.get_texts())]
+    if not groups:
+        pairs = [(None, *p) for ax in fig.axes for p in zip(*ax.get_legend_handles_labels())]
     series = {}
-    for handle, label in pairs:
+    for group, handle, label in pairs:
         if label and not label.startswith("_") and handle is not None:
-            series.setdefault(label, {"label": label, **_appearance(handle)})
+            series.setdefault((group, label), {"label": label, **_appearance(handle)} | ({"group": group} if group
+                                                                                       else {}))
     return list(series.values())
 
 
@@ -358,6 +363,8 @@ def _appearance(handle) -> dict:
                 "marker": "" if marker in (None, "None", "") else str(marker)}
     if isinstance(handle, Collection):
         faces = handle.get_facecolor()
+        if not len(faces) or not np.any(np.asarray(faces)[:, 3]):     # lines only (an error bar's): their colour
+            faces = handle.get_edgecolor()
         paths = handle.get_paths()
         marker = str(np.round(paths[0].vertices, 2).tolist()) if len(paths) else ""
         return {"colour": hex_colour(faces[0] if len(faces) else (0, 0, 0)), "marker": marker,

@@ -39,7 +39,12 @@ HEADER_STYLE = [
                                 f"vertical-align: top; {CELL_PADDING}"},
     {"selector": "caption", "props": "caption-side: top; text-align: left"},
 ]
-NUMBER_STYLE = "text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap"
+NUMBER_STYLE = "text-align: right; font-variant-numeric: tabular-nums"
+# a number stays on one line ("876 ± 40 %"); a rank after it ("(3)") may go to the next, and a number column's
+# header wraps between words like any header, so that a table of many number columns still fits the page
+NUMBER_CLASS = "olr-number"
+NUMBER_KEPT = {"selector": f"span.{NUMBER_CLASS}", "props": "white-space: nowrap"}
+RANK_AFTER = re.compile(r"^(.*?)(\s*\(\d[\d,]*\))?$", re.S)
 
 
 # any cell may wrap rather than push its table past the page, except a verdict, which keeps its words
@@ -175,13 +180,24 @@ def cell_html(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(str(text), quote=False))
 
 
+def number_html(text: str) -> str:
+    """A number cell's HTML: the number unbroken (:data:`NUMBER_CLASS`), a rank after it free to wrap."""
+    number, rank = RANK_AFTER.match(str(text)).groups()
+    if not number.strip():
+        return cell_html(text)
+    return f'<span class="{NUMBER_CLASS}">{cell_html(number)}</span>{cell_html(rank or "")}'
+
+
 def styled(text: pd.DataFrame, caption: str | None = None):
     """The one look of the book's result tables, for a frame of cell texts: class ``olr-table``, padded cells,
-    numbers right-aligned, headers wrapping between words, verdicts unbroken, code spans as code."""
+    numbers right-aligned and unbroken, headers wrapping between words, verdicts unbroken, code spans as code."""
     numbers_at = number_columns(text)
     shown = text.map(cell_html)
+    for i in numbers_at:
+        shown.iloc[:, i] = text.iloc[:, i].map(number_html)
     shown.columns = [cell_html(c) for c in shown.columns]
-    styles = HEADER_STYLE + [{"selector": f"td.col{i}, th.col{i}", "props": NUMBER_STYLE} for i in numbers_at]
+    styles = HEADER_STYLE + [NUMBER_KEPT] + [{"selector": f"td.col{i}, th.col{i}", "props": NUMBER_STYLE}
+                                             for i in numbers_at]
     styler = (shown.style.hide(axis="index").set_table_styles(styles)
               .set_table_attributes(f'class="{TABLE_CLASS}"'))
     styler = styler.map(lambda v: KEEP_WORDS if isinstance(v, str) and VERDICT_WORD.search(v) else "")

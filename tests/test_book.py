@@ -355,6 +355,15 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
             in write_execution_page(tmp_path, order).read_text())
 
 
+def test_a_kind_of_run_reads_in_names_and_a_data_set_built_by_code_as_code():
+    """The execution page's costliest runs (#47: "olr_core.reproductions.worlds:linear" was reader text)."""
+    from olr_book.stats import kind_words
+
+    assert kind_words("pairrank_c on mq2008, 1000 rounds") == "PairRank_C on MQ2008, 1000 rounds"
+    assert (kind_words("epsilon_greedy on olr_core.reproductions.worlds:linear fold, 2000 rounds")
+            == "ε-greedy RankNet on `olr_core.reproductions.worlds:linear` fold, 2000 rounds")
+
+
 def test_the_provenance_box_comes_after_the_results_folded():
     """Results before parameters (#47): the box is the page's last section, a dropdown."""
     import nbformat

@@ -249,6 +249,41 @@ def test_a_series_without_a_colour_of_its_own_is_black_or_grey_and_keeps_its_lin
     assert {line.get_linestyle() for line in lines} == {"-"}
 
 
+def test_rows_of_small_multiples_are_read_each_with_its_own_legend():
+    """A figure with a row per family (each row its legend) compares colours within a row only: two methods of
+    different rows may look alike to a colour-blind reader (#47: the head-to-head curves), two of one row may not."""
+    import matplotlib.pyplot as plt
+
+    from olr_core.colours import confusable
+
+    rows = {"bandits": ["nsgd"], "pairwise": ["pairrank_r", "sgd_ranknet"], "neural": ["olranknet", "ollambdarank"]}
+    frame = pd.DataFrame([{"algorithm": m, "click_model": "perfect", "seed": s, "round": r, "value": 0.5}
+                          for ms in rows.values() for m in ms for s in range(2) for r in (1, 2)])
+    fig = plotting.plot_curves(frame, hue="algorithm", col="click_model", max_curves=2, families=rows)
+    series = plotting.figure_series(fig)
+    plt.close(fig)
+    assert {s["group"] for s in series} == {"row 1", "row 2", "row 3"}
+    assert confusable(series) == []
+    assert confusable([{**s, "group": None} for s in series])           # the same colours in one legend would clash
+
+
+def test_an_error_bar_series_is_read_by_its_colour():
+    """A legend entry of ``errorbar`` (its handle a line collection without a face) carries the bars' colour."""
+    import matplotlib.pyplot as plt
+
+    from olr_core.colours import confusable
+
+    plotting.set_style()
+    fig, ax = plt.subplots()
+    for user in ("perfect", "navigational", "informational"):
+        ax.errorbar([0, 1], [1, 2], yerr=[0.1, 0.1], marker="o", capsize=3, label=user, **plotting.style_of(user))
+    ax.legend()
+    series = plotting.figure_series(fig)
+    plt.close(fig)
+    assert [s["colour"] for s in series] == ["#000000", "#5a5a5a", "#8c8c8c"]
+    assert confusable(series) == []
+
+
 def test_every_user_model_has_one_neutral_style_that_no_other_user_shares():
     import matplotlib
 

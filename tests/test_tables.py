@@ -208,3 +208,16 @@ def test_a_column_of_runs_that_agree_shows_its_zero_sd_as_its_caption_says():
     runs = pd.DataFrame({"T": [1, 1, 3, 3], "regret": [0.693, 0.693, 2.08, 2.08]})
     cells = mean_sd_columns(runs, "T", ["regret"])["regret"].tolist()
     assert cells == ["0.693 ± 0", "2.08 ± 0"] and noise_digit_problems(cells) == []
+
+
+def test_a_number_stays_on_one_line_and_its_rank_and_its_header_may_wrap():
+    """A table of many "mean ± s.d. (rank)" columns must fit the page (#47: klrank's Table 2 was 1,544 px wide): the
+    number is kept whole, the rank after it and the column's header wrap."""
+    frame = pd.DataFrame({"ranker": ["klrank_gper"], "relative click distance ours": ["20.1220 ± 0.0049 % (3)"],
+                          "runs": [15]})
+    html = reader_table(frame).to_html()
+    assert '<span class="olr-number">20.1220 ± 0.0049 %</span> (3)<' in html
+    assert '<span class="olr-number">15</span><' in html
+    assert re.search(r"span\.olr-number \{\n  white-space: nowrap", html)
+    assert "nowrap" not in "".join(re.findall(r"th\.col\d \{[^}]*\}", html))            # headers wrap
+    assert "nowrap" not in "".join(re.findall(r"td\.col\d \{[^}]*\}", html))

@@ -28,6 +28,7 @@ from scipy.optimize import least_squares
 from scipy.special import expit
 from scipy.stats import binomtest
 
+from ..formatting import number_text
 from ..threads import blas_threads
 from .pairing import replay
 
@@ -316,7 +317,7 @@ def display_frame(results: dict, scales=None) -> pd.DataFrame:
                          "runs covered at every round": f"{row['covered at every round']:.0f} of {row['runs']:.0f}",
                          "share": row["share"], "95 % interval": f"{row['low']:.2f} to {row['high']:.2f}",
                          "1 - delta": row["1 - delta"], "smallest per-round share": row["smallest per-round share"],
-                         "largest statistic / radius": f"{row['largest ratio to the radius']:.3g}",
+                         "largest statistic / radius": number_text(row["largest ratio to the radius"], digits=3),
                          "against 1 - delta": against_target(row)})
     return pd.DataFrame(rows)
 

@@ -321,3 +321,43 @@ def test_an_intro_without_the_answer_on_its_first_screen_is_reported(plain):
     assert any("answer (the verdict counts" in p for p in plain_problems(plain, "book/intro.html", "<p>Welcome.</p>"))
     late = f"<div style='height: 1500px'>method</div>{answer}"
     assert any("below the first screen" in p for p in plain_problems(plain, "book/generated/claims.html", late))
+
+
+# #47's pages mended: a result table of many "mean ± s.d. (rank)" columns fits the page at 1,400 px (number columns'
+# headers wrap, a rank may go under its number), and with the book's olr.css a chapter's table too wide for a phone
+# scrolls inside itself and inline code wraps, so the page does not scroll sideways at 400 px.
+
+OLR_CSS = ROOT / "book" / "_static" / "olr.css"
+
+
+def klrank_like_table():
+    import pandas as pd
+
+    columns = [f"{what} {whose}" for what in ("K-L cost", "relative click distance", "chosen item first", "NDCG")
+               for whose in ("ours", "paper")]
+    return pd.DataFrame([[f"33.7875 ± 0.0034 % ({i})" if c.endswith("ours") else f"39.1 % ({i})" for c in columns]
+                         for i in range(1, 8)], columns=columns, index=pd.Index([f"ranker {i}" for i in range(1, 8)],
+                                                                                 name="ranker"))
+
+
+def test_a_reader_table_of_many_number_columns_fits_the_page_and_an_unbreakable_one_is_reported(plain):
+    from olr_core.tables import reader_table
+
+    readable = reader_table(klrank_like_table(), caption="Table 2: ours beside the paper's").to_html()
+    assert plain_problems(plain, "book/generated/x.html", f"<div style='overflow-x: auto'>{readable}</div>") == []
+    unbreakable = readable.replace("</style>", " td, th { white-space: nowrap !important } </style>", 1)
+    found = plain_problems(plain, "book/generated/x.html", f"<div style='overflow-x: auto'>{unbreakable}</div>")
+    assert any("1 table(s) wider than the page" in p for p in found), found
+
+
+def test_with_the_books_styles_a_chapter_table_and_inline_code_stay_within_a_phones_width(plain):
+    from olr_core.tables import reader_table
+
+    (plain / "book" / "olr.css").write_text(OLR_CSS.read_text())
+    table = reader_table(klrank_like_table()).to_html()
+    code = ('<p>See <code class="docutils literal notranslate"><span class="pre">'
+            'olr_core/reproductions/dsp/authors_code_of_the_paper.json</span></code>.</p>')
+    styled = "<link rel='stylesheet' href='olr.css'>" + table + code
+    assert plain_problems(plain, "book/x.html", styled) == []
+    found = plain_problems(plain, "book/x.html", table + code)
+    assert any("horizontal overflow at 400 px" in p for p in found), found

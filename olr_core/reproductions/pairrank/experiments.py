@@ -17,6 +17,7 @@ from ...claims import with_seeds
 from ...data.ranking_data import Fold, RankingData
 from ...experiments import expand_grid
 from ...experiments.store import STORE_FIX, default_store_dir, write_atomically
+from ...names import display_name, name_of
 from ...rankers.pairwise import PairRank, pairwise_uncertainty
 from .. import worlds
 from ..sources import PAIRRANK, Cited, citation_rows, citation_table, plain
@@ -68,13 +69,14 @@ def grid_specs(grids: dict, dataset: str, seeds: int, rounds: int, click_models=
 
 
 def grid_edge(choice: dict, grids: dict) -> list[str]:
-    """The chosen values that sit at an end of their grid (the optimum may lie outside it)."""
+    """The chosen values that sit at an end of their grid (the optimum may lie outside it), in a reader's names:
+    "ε-greedy RankNet: epsilon=0.05"."""
     out = []
     for algorithm, params in choice.items():
         for key, value in params.items():
             values = grids.get(algorithm, {}).get(key, [])
             if len(values) > 1 and value in (min(values), max(values)):
-                out.append(f"{algorithm}.{key}={value}")
+                out.append(f"{display_name(algorithm)}: {name_of(key)}={value}")
     return out
 
 
