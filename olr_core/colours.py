@@ -6,8 +6,8 @@
   severity 1, applied in linear RGB).
 - :func:`confusable`: the pairs of a figure's series (legend entries: colour, line style, marker, hatch; within one
   group, a row of small multiples with its own legend) that differ in colour only and whose colours come closer
-  than :data:`MIN_DISTANCE` (CIE76 in CIELAB) under either simulation. The browser check reads every figure's series from its ``data-series`` attribute
-  (:func:`olr_core.plotting.figure_html`) and fails on such a pair.
+  than :data:`MIN_DISTANCE` (CIE76 in CIELAB) under either simulation. The browser check reads every figure's
+  series from its ``data-series`` attribute (:func:`olr_core.plotting.figure_html`) and fails on such a pair.
 
 numpy only, so that the HTML of the verdicts needs no plotting library.
 """
