@@ -73,3 +73,20 @@ def test_a_mean_printed_past_its_noise_is_reported_in_a_page_and_in_an_executed_
         {"output_type": "execute_result", "data": {"text/html": [table.format("876.31 ± 40")]}}]}]}
     (tmp_path / "run.ipynb").write_text(json.dumps(notebook))
     assert notebook_noise_problems(tmp_path / "run.ipynb") == ["876.31 ± 40"]
+
+
+def test_the_search_index_has_a_budget_of_its_own_apart_from_the_code(tmp_path):
+    """The search index is the book's text and grows with it: a page whose code stays within its budget passes
+    with a search index that would take the two together past it, and fails only when the index passes its own."""
+    from olr_book.htmlcheck import SEARCH_INDEX, SEARCH_INDEX_BUDGET_BYTES
+
+    (tmp_path / "code.js").write_bytes(b"x" * (SCRIPT_BUDGET_BYTES - 1000))
+    index = tmp_path / SEARCH_INDEX
+    index.write_bytes(b"x" * 2000)
+    html = '<html><body><script src="../code.js"></script><script src="../searchindex.js"></script></body></html>'
+    path = page(tmp_path, html, "book/p.html")
+    report = check_page(path, tmp_path)
+    report.has_math = False
+    assert report.problems() == [] and report.search_index_bytes == 2000
+    index.write_bytes(b"x" * (SEARCH_INDEX_BUDGET_BYTES + 1))
+    assert any("MB of search index" in p for p in check_page(path, tmp_path).problems())
