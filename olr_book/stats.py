@@ -15,6 +15,13 @@ STATS_FILE = "execution_stats.json"
 BUILD_FILE = "execution_build.json"
 
 
+def as_code_name(code: str) -> str:
+    """A page's "olr_core 0.1.0, code 30de35bca76e" with the package and the fingerprint set as code in Markdown."""
+    package, _, rest = code.partition(" ")
+    version, _, fingerprint = rest.partition(", code ")
+    return f"`{package}` {version}, code fingerprint `{fingerprint}`" if fingerprint else f"`{code}`"
+
+
 def read_run_log(path: Path, store) -> dict:
     """Counts of the runs computed and reused in a run log (the store appends ``kind key`` per run to the
     file ``$OLR_RUN_LOG`` names), and where the computed runs' time went: their CPU seconds in all
@@ -90,7 +97,7 @@ def write_execution_page(root: Path, order: list[str]) -> Path:
                  f"| **{sum(stats[p]['reused'] for p in pages)}** "
                  f"| **{sum(stats[p].get('run_seconds', 0) for p in pages):.0f}** | | | |")
     machines = sorted({stats[p]["machine"] for p in pages})
-    codes = sorted({stats[p]["code"] for p in pages})
+    codes = sorted({as_code_name(stats[p]["code"]) for p in pages})
     build_path = root / "book" / "generated" / BUILD_FILE
     build = json.loads(build_path.read_text()) if build_path.exists() else None
     compiled = (f" (its first {build['compile_seconds']:.0f} s readying numba's shared kernels: compiled on a fresh "

@@ -345,6 +345,7 @@ def test_the_execution_statistics_page_lists_every_executed_page(tmp_path, monke
     assert all((ROOT / "notebooks" / f"{page}.md").exists() for page in (first_page, second_page))
     assert re.search(r"\| \*\*all 2 pages\*\* \| \*\*42\*\* \| \*\*2\*\* \| \*\*2\*\* \| \*\*\d+\*\* \|", table)
     assert "cores, Python" in table
+    assert re.search(r"Code: `olr_core` [\d.]+, code fingerprint `[0-9a-f]{12}`\.", table)   # names as code, #47
     assert "add up to 0.7 minutes" in table and "minutes of wall time" not in table
     record_build(tmp_path, 2, 2, 30.0)
     written = write_execution_page(tmp_path, order).read_text()

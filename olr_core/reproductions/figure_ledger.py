@@ -26,6 +26,7 @@ import pandas as pd
 from .. import __version__
 from ..experiments.runner import spec_key
 from ..experiments.spec import RunSpec, code_fingerprint
+from ..names import in_words
 from .ledger import LedgerError, ledger_dir, machine, read_checked, write_checked
 
 FORMAT = 1
@@ -232,11 +233,13 @@ def smoke_line(checked: pd.DataFrame, quick_rounds) -> str:
     where = (f"at round {int(checked['round'].iloc[0]):,}" if "round" in checked
              else f"after {horizon_text(quick_rounds)}")
     verdict = "agrees" if off.empty else "disagrees"
-    named = "; ".join(f"{r.cell} ({r.metric}: {r.quick_mean:.4g} against {r.paper_mean:.4g})"
-                      for r in off.head(3).itertuples())
+    named = in_words("; ".join(f"{r.cell} ({r.metric}: {r.quick_mean:.4g} against {r.paper_mean:.4g})"
+                               for r in off.head(3).itertuples()))
+    tuned = (" A cell is matched without its tuned parameters, which the quick profile's tuning page may choose "
+             "otherwise than the paper profile's: a disagreement can come from them.") if named else ""
     return (f"Smoke check: **{verdict}**. This build's quick runs agree with the paper-scale ledger {where} in "
             f"{int(checked['agrees'].sum())} of {len(checked)} cells ({rule})" + (f"; off: {named}" if named else "")
-            + ".")
+            + "." + tuned)
 
 
 def smoke_figure(checked: pd.DataFrame):
