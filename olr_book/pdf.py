@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,14 @@ def html_command(root: Path) -> list[str]:
     """Jupyter Book's HTML build of the book at ``root`` (into ``root/_build/html``), warnings fatal."""
     return [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "--warningiserror",
             "--keep-going"]
+
+
+def redirect_target(page: Path) -> Path:
+    """The page ``page`` sends the reader to by a meta refresh (the single-page build's ``index.html`` is one, to
+    ``book/intro.html``, which holds the whole book), else ``page``: printing the redirect itself would print
+    whatever had loaded when the navigation began."""
+    match = re.search(r'http-equiv="Refresh"[^>]*url=([^"]+)"', Path(page).read_text(encoding="utf-8"), re.I)
+    return (Path(page).parent / match.group(1)).resolve() if match else Path(page)
 
 
 def print_pdf(page: Path, target: Path) -> Path:
@@ -78,7 +87,7 @@ def main(argv=None) -> int:
     if status != 0:
         return status
     target = Path(args.output) if args.output else root / "_build" / "html" / PDF_NAME
-    print_pdf(root / "_build" / "singlehtml" / "index.html", target)
+    print_pdf(redirect_target(root / "_build" / "singlehtml" / "index.html"), target)
     print(f"make pdf: {target} ({target.stat().st_size / 1e6:.1f} MB)")
     if target.resolve() != (root / "_build" / "html" / PDF_NAME).resolve():
         return 0

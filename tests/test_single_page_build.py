@@ -79,3 +79,17 @@ def test_the_pdf_link_appears_with_the_pdf_and_goes_with_it(project):
 def test_the_intro_links_the_pdf_through_the_directive_only():
     intro = (ROOT / "book" / "intro.md").read_text()
     assert "```{book-pdf}" in intro and PDF_NAME not in intro
+
+
+def test_the_pdf_is_printed_from_the_page_the_single_page_index_redirects_to(tmp_path):
+    """The single-page build's index.html is a meta-refresh redirect to book/intro.html (the whole book): printing
+    the redirect printed only what had loaded when the navigation began (20 pages on the real book)."""
+    from olr_book.pdf import redirect_target
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.html").write_text("<html>the book</html>")
+    index = tmp_path / "index.html"
+    index.write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    assert redirect_target(index) == (tmp_path / "book" / "intro.html").resolve()
+    plain = tmp_path / "book" / "intro.html"
+    assert redirect_target(plain) == plain
