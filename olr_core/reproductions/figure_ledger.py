@@ -27,7 +27,7 @@ from .. import __version__
 from ..experiments.runner import spec_key
 from ..experiments.spec import RunSpec, code_fingerprint
 from ..names import in_words
-from .ledger import LedgerError, ledger_dir, machine, read_checked, write_checked
+from .ledger import LedgerError, ledger_dir, machine, read_owned, write_checked
 
 FORMAT = 1
 MAX_POINTS = 200                          # evaluation rounds kept per curve
@@ -55,15 +55,7 @@ def refresh_command(page: str) -> str:
 def read_figures(page: str) -> dict | None:
     """The page's figure ledger (None where there is none), checked; :class:`LedgerError` (one line naming the
     file and the command that remakes it) where it is corrupt, edited or of another format."""
-    path = figure_path(page)
-    if not path.exists():
-        return None
-    fix = f"remake it with `{refresh_command(page)}` (or restore it with `git checkout -- {path.name}`)"
-    stored = read_checked(path, fix)
-    if stored.get("format") != FORMAT or stored.get("page") != page:
-        raise LedgerError(f"{path}: a figure ledger of format {stored.get('format')} for {stored.get('page')!r}, "
-                          f"expected format {FORMAT} for {page!r}; {fix}")
-    return stored
+    return read_owned(figure_path(page), "page", page, FORMAT, refresh_command(page))
 
 
 def write_figures(book: dict) -> Path:

@@ -163,14 +163,20 @@ def _json_default(value):
 def read_ledger(paper: str, path: Path | None = None) -> dict | None:
     """The ledger of ``paper`` (None where there is none), its checksum verified; :class:`LedgerError` (one line
     naming the file and the fix) where it is corrupt, edited by hand or of another format."""
-    path = Path(path or ledger_path(paper))
+    return read_owned(Path(path or ledger_path(paper)), "paper", paper, FORMAT, refresh_command(paper))
+
+
+def read_owned(path: Path, key: str, owner: str, form: int, remake: str) -> dict | None:
+    """The checked ledger file ``path`` (None where there is none) whose ``key`` names ``owner`` (a paper, or a
+    figure ledger's page) in format ``form``; :class:`LedgerError` (one line naming the file and the command
+    ``remake`` that remakes it) where it is corrupt, edited, of another format or of another owner."""
     if not path.exists():
         return None
-    fix = f"recompute it with `{refresh_command(paper)}` (or restore it with `git checkout -- {path.name}`)"
+    fix = f"remake it with `{remake}` (or restore it with `git checkout -- {path.name}`)"
     stored = read_checked(path, fix)
-    if stored.get("format") != FORMAT or stored.get("paper") != paper:
-        raise LedgerError(f"{path}: a ledger of format {stored.get('format')} for {stored.get('paper')!r}, "
-                          f"expected format {FORMAT} for {paper!r}; {fix}")
+    if stored.get("format") != form or stored.get(key) != owner:
+        raise LedgerError(f"{path}: a ledger of format {stored.get('format')} for {stored.get(key)!r}, "
+                          f"expected format {form} for {owner!r}; {fix}")
     return stored
 
 
